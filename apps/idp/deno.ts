@@ -1,0 +1,5 @@
+/** Deno entry: `deno run -A apps/idp/deno.ts <command> [flags]`. */
+import { denoRuntime } from "../../lib/adapters/deno.ts";
+import { runIdpCli } from "./cli.ts";
+
+await runIdpCli(denoRuntime());

@@ -1,0 +1,64 @@
+/** HostRuntime for Node: @hono/node-server for sockets, node:fs for files. */
+import { serve } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import { mkdir, readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { HostRuntime } from "../runtime.ts";
+
+export function nodeRuntime(): HostRuntime {
+  const shutdownHooks: (() => Promise<void> | void)[] = [];
+  let shuttingDown = false;
+  const shutdown = async () => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    for (const fn of shutdownHooks) await fn();
+    process.exit(0);
+  };
+  return {
+    name: "node",
+    args: process.argv.slice(2),
+    env: process.env,
+    cwd: () => process.cwd(),
+    async readTextFile(path) {
+      try {
+        return await readFile(path, "utf8");
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw err;
+      }
+    },
+    async ensureDir(path) {
+      await mkdir(path, { recursive: true });
+    },
+    resolvePath: (...segments) => resolve(...segments),
+    serve(fetch, address) {
+      return new Promise((resolveServer, reject) => {
+        const server = serve(
+          {
+            fetch: (req, env: { incoming?: { socket?: { remoteAddress?: string } } }) =>
+              fetch(req, { clientAddress: env?.incoming?.socket?.remoteAddress }),
+            hostname: address.hostname,
+            port: address.port,
+          },
+          (info: AddressInfo) =>
+            resolveServer({
+              hostname: address.hostname,
+              port: info.port,
+              close: () => new Promise<void>((done) => server.close(() => done())),
+            }),
+        );
+        server.once("error", reject);
+      });
+    },
+    onShutdown(fn) {
+      if (shutdownHooks.length === 0) {
+        process.once("SIGINT", shutdown);
+        process.once("SIGTERM", shutdown);
+      }
+      shutdownHooks.push(fn);
+    },
+    print: (line) => void process.stdout.write(line + "\n"),
+    printError: (line) => void process.stderr.write(line + "\n"),
+    exit: (code) => process.exit(code),
+  };
+}

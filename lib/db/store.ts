@@ -1,0 +1,36 @@
+/**
+ * The SQL store the apps write through: positional `?` parameters, rows as plain objects, and an
+ * atomic batch. Implemented by libSQL (`libsql.ts`) and by a Durable Object's SQLite (`durable.ts`);
+ * domain code only ever sees this interface.
+ */
+export type SqlValue = string | number | bigint | null | Uint8Array;
+export type SqlRow = Record<string, SqlValue>;
+
+export interface SqlStatement {
+  sql: string;
+  args?: SqlValue[];
+}
+
+export interface SqlStore {
+  /** Runs one statement and returns its rows (empty for statements without results). */
+  query<R extends SqlRow = SqlRow>(sql: string, args?: SqlValue[]): Promise<R[]>;
+  /** Runs one statement and returns how many rows it changed. */
+  execute(sql: string, args?: SqlValue[]): Promise<{ changes: number }>;
+  /** Runs statements atomically: all of them or none. Returns each statement's change count. */
+  batch(statements: SqlStatement[]): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+export class StoreError extends Error {
+  readonly code = "STORE_ERROR";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreError";
+  }
+}
+
+/** True when the store reported a UNIQUE (or PRIMARY KEY) constraint violation. */
+export function isUniqueViolation(err: unknown): boolean {
+  const text = err instanceof Error ? `${err.message} ${String((err as { cause?: unknown }).cause ?? "")}` : String(err);
+  return /UNIQUE constraint failed|SQLITE_CONSTRAINT_UNIQUE|SQLITE_CONSTRAINT_PRIMARYKEY/i.test(text);
+}

@@ -1,0 +1,50 @@
+/**
+ * What a command line needs from the runtime it runs on. `lib/adapters/node.ts` and
+ * `lib/adapters/deno.ts` implement it; the CLIs and apps take it as a parameter, so they import no
+ * runtime module themselves.
+ */
+export interface ServeEnv {
+  /** The peer address of the socket, as the runtime saw it. */
+  clientAddress?: string;
+}
+
+export type FetchHandler = (request: Request, env: ServeEnv) => Response | Promise<Response>;
+
+export interface ListenAddress {
+  hostname: string;
+  port: number;
+}
+
+export interface RunningServer {
+  hostname: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface HostRuntime {
+  readonly name: "node" | "deno";
+  /** Command-line arguments after the script name. */
+  readonly args: string[];
+  readonly env: Record<string, string | undefined>;
+  cwd(): string;
+  /** Reads a UTF-8 file; resolves `undefined` when it does not exist. */
+  readTextFile(path: string): Promise<string | undefined>;
+  /** Creates a directory and its parents. */
+  ensureDir(path: string): Promise<void>;
+  resolvePath(...segments: string[]): string;
+  serve(fetch: FetchHandler, address: ListenAddress): Promise<RunningServer>;
+  /** Runs `fn` once on SIGINT/SIGTERM, then exits. */
+  onShutdown(fn: () => Promise<void> | void): void;
+  /** Writes a line to stdout / stderr without a logger around it (CLI output). */
+  print(line: string): void;
+  printError(line: string): void;
+  exit(code: number): never;
+}
+
+/** Parses `host:port`, `:port` or `[::1]:port`. */
+export function parseListenAddress(value: string): ListenAddress {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new Error(`invalid address "${value}": expected host:port`);
+  return { hostname: m[1] ?? (m[2] || "127.0.0.1"), port };
+}

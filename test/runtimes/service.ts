@@ -1,0 +1,172 @@
+/**
+ * Starts one service on one runtime, on a free loopback port, and hands back its base URL. The
+ * contract suites call `startService` in `beforeAll`; which runtime they get comes from the vitest
+ * project (`TEST_RUNTIME`), so one suite runs unchanged on node, deno and workerd.
+ *
+ * Configuration is passed as environment variables (the services' `IDP_*` / `SESSIONS_*`
+ * settings); on workerd they become wrangler `--var`s, so a suite configures every runtime alike.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+export type RuntimeName = "node" | "deno" | "workerd";
+export type ServiceName = "idp" | "sessions";
+
+export interface StartOptions {
+  /** Service settings, as environment variables (wrangler vars on workerd). */
+  env?: Record<string, string>;
+  /** Extra command-line words for Node and Deno (after `serve-dev` / `serve`). */
+  args?: string[];
+  /** Health path polled until the service answers. */
+  healthPath?: string;
+  timeoutMs?: number;
+}
+
+export interface RunningService {
+  runtime: RuntimeName;
+  baseUrl: string;
+  port: number;
+  /** Everything the process printed so far (for assertions on logs and for failure reports). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export function currentRuntime(): RuntimeName {
+  const name = process.env.TEST_RUNTIME ?? "node";
+  if (name !== "node" && name !== "deno" && name !== "workerd") throw new Error(`unknown TEST_RUNTIME ${name}`);
+  return name;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const COMMAND: Record<ServiceName, string> = { idp: "serve-dev", sessions: "serve" };
+const HEALTH: Record<ServiceName, string> = { idp: "/healthz", sessions: "/api/v1/health" };
+
+function command(runtime: RuntimeName, service: ServiceName, port: number, options: StartOptions): string[] {
+  const serveArgs = [COMMAND[service], "--addr", `127.0.0.1:${port}`, ...(options.args ?? [])];
+  switch (runtime) {
+    case "node":
+      return [process.execPath, "--import", "tsx", `apps/${service}/node.ts`, ...serveArgs];
+    case "deno":
+      return ["node_modules/deno/deno", "run", "-A", `apps/${service}/deno.ts`, ...serveArgs];
+    case "workerd": {
+      const vars = Object.entries(options.env ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+      return [
+        process.execPath,
+        "node_modules/wrangler/bin/wrangler.js",
+        "dev",
+        "--env",
+        service,
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--inspector-port",
+        String(port + 1),
+        "--persist-to",
+        `.wrangler/test-state/${service}-${port}`,
+        "--log-level",
+        "warn",
+        "--show-interactive-dev-session=false",
+        ...vars,
+      ];
+    }
+  }
+}
+
+async function waitForHealth(url: string, child: ChildProcess, output: () => string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  child.once("exit", () => (exited = true));
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`service exited before it was healthy:\n${output()}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (res.ok) {
+        await res.arrayBuffer();
+        return;
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`service at ${url} not healthy after ${timeoutMs} ms:\n${output()}`);
+}
+
+export async function startService(
+  service: ServiceName,
+  options: StartOptions = {},
+  runtime: RuntimeName = currentRuntime(),
+): Promise<RunningService> {
+  // workerd wants two ports (server and inspector); keep them apart from other free ports.
+  const port = runtime === "workerd" ? await freePortPair() : await freePort();
+  const [bin, ...args] = command(runtime, service, port, options);
+  const child = spawn(bin!, args, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...(runtime === "workerd" ? {} : options.env),
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+      WRANGLER_SEND_METRICS: "false",
+      NO_COLOR: "1",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let log = "";
+  child.stdout!.on("data", (d) => (log += d));
+  child.stderr!.on("data", (d) => (log += d));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    try {
+      process.kill(-child.pid!, "SIGTERM");
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {}
+    }, 3000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    await waitForHealth(baseUrl + (options.healthPath ?? HEALTH[service]), child, () => log, options.timeoutMs ?? 30_000);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { runtime, baseUrl, port, output: () => log, stop };
+}
+
+async function freePortPair(): Promise<number> {
+  for (let i = 0; i < 20; i++) {
+    const port = await freePort();
+    if (port < 65000 && (await isFree(port + 1))) return port;
+  }
+  throw new Error("no free port pair");
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}

@@ -1,0 +1,24 @@
+import { defineConfig } from "vitest/config";
+
+// The contract suites run once per runtime; unit tests (beside the code) run once, on Node.
+const contract = (runtime: "node" | "deno" | "workerd") => ({
+  test: {
+    name: runtime,
+    include: ["test/contract/**/*.test.ts"],
+    env: { TEST_RUNTIME: runtime },
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
+
+export default defineConfig({
+  test: {
+    reporters: ["default", "./test/runtimes/summary-reporter.ts"],
+    projects: [
+      { test: { name: "unit", include: ["lib/**/*.test.ts", "apps/**/*.test.ts", "test/browser/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 60_000 } },
+      contract("node"),
+      contract("deno"),
+      contract("workerd"),
+    ],
+  },
+});
