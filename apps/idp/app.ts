@@ -1,18 +1,156 @@
-/** The identity provider as one Hono app. */
-import { Hono } from "hono";
+/**
+ * The identity provider as one Hono app.
+ *
+ * `createApp(options)` is synchronous. Signing keys are loaded (configured ones imported, missing
+ * ones generated) asynchronously in the background as soon as the app is built; /healthz never
+ * waits for them, and the first request that needs a key awaits the same promise. `createIdp`
+ * does the same but resolves once the keys are ready (handy for in-process tests and benchmarks).
+ *
+ * Every endpoint is served at the root and, with a path-based issuer, under the issuer's path.
+ */
+import { Hono, type Context } from "hono";
+import { apiNotFound } from "../../lib/http/errors.ts";
 import { requestId } from "../../lib/http/request-id.ts";
-import { accessLog, createLogger, type Logger } from "../../lib/log.ts";
+import { accessLog, createLogger, errorFields, type Logger } from "../../lib/log.ts";
+import type { ClientConfig } from "./domain/clients.ts";
+import { OAuthError, PageError } from "./domain/errors.ts";
+import { Provider } from "./domain/provider.ts";
+import type { RandomBytes } from "./domain/random.ts";
+import { messagePage } from "./pages/layout.ts";
+import { registerAuthorize } from "./routes/authorize.ts";
+import { registerDebug } from "./routes/debug.ts";
+import { registerDevice } from "./routes/device.ts";
+import { registerDiscovery } from "./routes/discovery.ts";
+import { registerEndSession } from "./routes/end-session.ts";
+import { oauthErrorResponse } from "./routes/http.ts";
+import { registerIntrospection } from "./routes/introspection.ts";
+import { registerToken } from "./routes/token.ts";
+import { registerUserinfo } from "./routes/userinfo.ts";
+import { MemoryStateStore } from "./state/memory.ts";
+import type { IdpStateStore } from "./state/store.ts";
 
-export interface IdpOptions {
+export type { ClientConfig } from "./domain/clients.ts";
+export type { IdpStateStore } from "./state/store.ts";
+export { parseSeededUsers, type SeededUser } from "./domain/users.ts";
+
+export interface IdpAppOptions {
+  /** Issuer URL, may have a path. `{origin}` is replaced by each request's origin. */
   issuer: string;
+  /** Default "dev-client"; equal to a builtin it merges into it, otherwise a new permissive client. */
+  clientId?: string;
+  /** "" or undefined: public. */
+  clientSecret?: string;
+  /** Default http://localhost:3000/callback and http://127.0.0.1:3000/callback. */
+  redirectUris?: string[];
+  /** A parsed users document: `{users:[...]}` or `[...]` (validated by parseSeededUsers). */
+  users?: unknown;
+  clients?: ClientConfig[];
+  /** Optional private JWK set `{keys:[...]}` for dev-key-1, rotated-key-2, bad-sig-key. */
+  signingKeys?: unknown;
+  /** Default: in memory. */
+  state?: IdpStateStore;
+  /** Clock in ms. Default Date.now. */
+  now?: () => number;
+  /** Default setTimeout-based; the token-slow scenario and the slow key mode wait with it. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Delay of the `token-slow` scenario (default 10000; env IDP_TOKEN_SLOW_MS). */
+  tokenSlowMs?: number;
+  /** Delay of the `slow` key endpoint mode (default 10000; env IDP_JWKS_SLOW_MS). */
+  jwksSlowMs?: number;
+  random?: RandomBytes;
   logger?: Logger;
 }
 
-export function createApp(options: IdpOptions) {
-  const logger = options.logger ?? createLogger();
+const SLOW_MS = 10_000;
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function errorHandler(logger: Logger) {
+  return (err: Error, c: Context): Response | Promise<Response> => {
+    if (err instanceof OAuthError) {
+      if (err.status >= 500) logger.warn("oauth server_error", { error: err.description });
+      return oauthErrorResponse(c, err);
+    }
+    if (err instanceof PageError) return c.html(messagePage(err.title, err.message, "error"), err.status);
+    logger.error("unhandled error", { ...errorFields(err), path: new URL(c.req.url).pathname });
+    return c.json({ error: "server_error", error_description: "internal error" }, 500, { "Cache-Control": "no-store" });
+  };
+}
+
+/** The provider's routes, mountable at several prefixes. */
+function routes(p: Provider): Hono {
+  const app = new Hono();
+  app.get("/healthz", (c) => c.text("ok"));
+  registerDiscovery(app, p);
+  registerAuthorize(app, p);
+  registerToken(app, p);
+  registerDevice(app, p);
+  registerUserinfo(app, p);
+  registerEndSession(app, p);
+  registerIntrospection(app, p);
+  registerDebug(app, p);
+  // Known paths with a method they do not serve: 405 rather than 404.
+  const allowed: Record<string, string> = {
+    "/token": "POST",
+    "/device_authorization": "POST",
+    "/introspect": "POST",
+    "/revoke": "POST",
+    "/authorize": "GET, POST",
+    "/device": "GET, POST",
+    "/userinfo": "GET, POST",
+    "/end-session": "GET, POST",
+    "/jwks": "GET",
+    "/.well-known/openid-configuration": "GET",
+    "/healthz": "GET",
+  };
+  for (const [path, allow] of Object.entries(allowed)) {
+    app.all(path, (c) =>
+      c.json({ error: "invalid_request", error_description: `${c.req.method} is not allowed; use ${allow}` }, 405, { Allow: allow }),
+    );
+  }
+  return app;
+}
+
+export function createProvider(options: IdpAppOptions): Provider {
+  return new Provider({
+    issuer: options.issuer,
+    clientId: options.clientId,
+    clientSecret: options.clientSecret,
+    redirectUris: options.redirectUris,
+    users: options.users,
+    clients: options.clients,
+    signingKeys: options.signingKeys,
+    state: options.state ?? new MemoryStateStore(),
+    now: options.now ?? Date.now,
+    random: options.random,
+    sleep: options.sleep ?? defaultSleep,
+    tokenSlowMs: options.tokenSlowMs ?? SLOW_MS,
+    jwksSlowMs: options.jwksSlowMs ?? SLOW_MS,
+    logger: options.logger ?? createLogger({ fields: { service: "idp" } }),
+  });
+}
+
+function buildApp(p: Provider, logger: Logger): Hono {
   const app = new Hono();
   app.use(requestId());
   app.use(accessLog(logger));
-  app.get("/healthz", (c) => c.text("ok"));
+  app.onError(errorHandler(logger));
+  app.notFound(apiNotFound);
+  const r = routes(p);
+  if (p.issuerPath) app.route(p.issuerPath, r);
+  app.route("/", r);
   return app;
+}
+
+/** Builds the app; keys load in the background (see the module comment). */
+export function createApp(options: IdpAppOptions): Hono {
+  const p = createProvider(options);
+  p.warmUp();
+  return buildApp(p, p.logger);
+}
+
+/** Builds the app and waits until the signing keys are ready. */
+export async function createIdp(options: IdpAppOptions): Promise<{ app: Hono; provider: Provider }> {
+  const provider = createProvider(options);
+  await provider.keys();
+  return { app: buildApp(provider, provider.logger), provider };
 }

@@ -1,28 +1,151 @@
-/** `serve-dev` and `print-config` for the identity provider, on any HostRuntime. */
-import { lastFlag, parseArgs } from "../../lib/config/flags.ts";
-import { createLogger } from "../../lib/log.ts";
+/**
+ * The identity provider's command line, on any HostRuntime (Node or Deno):
+ *
+ *   idp serve-dev [issuer] [options]   serve the provider (--print-parsed-fields shows each field's source)
+ *   idp print-config [issuer] [options] print the resolved configuration as YAML (or --format json)
+ *   idp gen-keys                        print a fresh private JWK set for --signing-keys-file
+ *
+ * Bad configuration prints one line `idp: <message>` on stderr and exits with code 2.
+ */
+import type { Hono } from "hono";
+import { ConfigError } from "../../lib/config/errors.ts";
+import { parseCommandLine, type ParsedArgs } from "../../lib/config/flags.ts";
+import { formatFieldTable, formatJson, formatYaml } from "../../lib/config/report.ts";
+import { createLogger, type LogLevel } from "../../lib/log.ts";
 import { parseListenAddress, type HostRuntime, type RunningServer } from "../../lib/runtime.ts";
 import { createApp } from "./app.ts";
+import { IDP_FLAGS, fieldHelp, idpAppOptions, loadIdpConfig, oidcSection, type ConfigIo, type OidcConfig } from "./config.ts";
+import { KIDS } from "./domain/keys.ts";
 
-const USAGE = `usage: idp <serve-dev|print-config> [--issuer URL] [--addr HOST:PORT]`;
+export const USAGE = `usage: idp <command> [options]
 
-export async function runIdpCli(runtime: HostRuntime, argv: string[] = runtime.args): Promise<RunningServer | undefined> {
-  const args = parseArgs(argv);
-  const [command] = args.positionals;
-  const addr = lastFlag(args, "addr") ?? runtime.env.IDP_ADDR ?? "127.0.0.1:5556";
-  const issuer = lastFlag(args, "issuer") ?? runtime.env.IDP_ISSUER ?? `http://localhost:${parseListenAddress(addr).port}`;
-  if (command === "print-config") {
-    runtime.print(JSON.stringify({ oidc: { issuer, addr } }, null, 2));
-    return undefined;
+commands:
+  serve-dev [issuer]      serve the identity provider
+  print-config [issuer]   print the resolved configuration (YAML, each value commented with its source)
+  gen-keys                print a new private JWK set (dev-key-1, rotated-key-2, bad-sig-key) as JSON
+
+options (flag / environment variable / default):
+${fieldHelp()
+  .map((f) => `  ${f.flag.padEnd(22)} ${f.env.padEnd(24)} ${f.fallback || '""'}\n      ${f.description}`)
+  .join("\n")}
+  --config-file PATH      YAML file with the fields under "oidc:" (repeatable; later files win)
+  --profile NAME          IDP_PROFILE; profile from $XDG_CONFIG_HOME/idp/profiles.yaml (default ~/.config/idp/profiles.yaml)
+  --print-parsed-fields   serve-dev: print each field, its value and the source that set it
+  --format yaml|json      print-config output format (default yaml)
+  -h, --help              this text
+
+precedence, lowest to highest: defaults < profile < config files < environment < positional < flags
+also honored: IDP_USERS (inline users document), IDP_SIGNING_KEYS (inline JWK set), LOG_LEVEL`;
+
+const COMMANDS = ["serve-dev", "print-config", "gen-keys", "help"] as const;
+type Command = (typeof COMMANDS)[number];
+
+/** Errors that mean "the configuration is wrong": one line on stderr, exit code 2. */
+function isConfigurationError(err: unknown): err is Error {
+  return err instanceof ConfigError || (err instanceof Error && ["INVALID_USERS", "INVALID_SIGNING_KEYS", "INVALID_ENV"].includes((err as { code?: string }).code ?? ""));
+}
+
+function configIo(runtime: HostRuntime): ConfigIo {
+  return { env: runtime.env, readTextFile: (path) => runtime.readTextFile(runtime.resolvePath(runtime.cwd(), path)) };
+}
+
+/** The words after the command are the section's positional arguments. */
+const afterCommand = (args: ParsedArgs): ParsedArgs => ({ positionals: args.positionals.slice(1), flags: args.flags });
+
+function rejectFlags(args: ParsedArgs, command: string, names: string[]): void {
+  for (const name of names) {
+    if (args.flags.has(name)) throw new ConfigError("CONFIG_UNKNOWN_FLAG", `--${name} is not an option of ${command}`, `flag:--${name}`);
   }
-  if (command !== "serve-dev") {
-    runtime.printError(USAGE);
-    runtime.exit(2);
+}
+
+function profileLine(config: OidcConfig): string {
+  return `profile ${config.profile.name} (${config.profile.source}); profiles file ${config.profilesFile}`;
+}
+
+async function printConfig(runtime: HostRuntime, args: ParsedArgs): Promise<void> {
+  rejectFlags(args, "print-config", ["print-parsed-fields"]);
+  const format = args.flags.get("format")?.at(-1) ?? "yaml";
+  if (format !== "yaml" && format !== "json") throw new ConfigError("CONFIG_INVALID_VALUE", `--format must be yaml or json, got "${format}"`, "flag:--format");
+  const config = await loadIdpConfig(afterCommand(args), configIo(runtime));
+  runtime.print(format === "json" ? formatJson(oidcSection, config) : formatYaml(oidcSection, config, `idp configuration: ${profileLine(config)}`));
+}
+
+/** A private JWK set with fresh RSA keys for every kid /jwks publishes. */
+export async function generateSigningKeySet(): Promise<{ keys: Record<string, unknown>[] }> {
+  const { exportJWK, generateKeyPair } = await import("jose"); // not needed to serve: loaded on demand
+  const keys = await Promise.all(
+    KIDS.map(async (kid) => {
+      const { privateKey } = await generateKeyPair("RS256", { extractable: true, modulusLength: 2048 });
+      return { ...(await exportJWK(privateKey)), kid, alg: "RS256", use: "sig" };
+    }),
+  );
+  return { keys };
+}
+
+async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<RunningServer> {
+  rejectFlags(args, "serve-dev", ["format"]);
+  const io = configIo(runtime);
+  const config = await loadIdpConfig(afterCommand(args), io);
+  const options = await idpAppOptions(config, io);
+  const printFields = () => {
+    if (args.flags.get("print-parsed-fields")?.at(-1) === "true") runtime.print(`${formatFieldTable(oidcSection, config)}\n(${profileLine(config)})`);
+  };
+  const logger = createLogger({ fields: { service: "idp" }, level: (runtime.env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
+  const address = parseListenAddress(config.values.addr);
+  // With port 0 the issuer derived from the address can only be known once the socket listens.
+  const issuerAfterListen = address.port === 0 && config.sources.issuer === "derived:addr";
+  let app: Hono | undefined = issuerAfterListen ? undefined : createApp({ ...options, logger });
+  if (app) printFields();
+  let ready: (app: Hono) => void = () => {};
+  const appReady = app ? Promise.resolve(app) : new Promise<Hono>((resolve) => (ready = resolve));
+  let server: RunningServer;
+  try {
+    server = await runtime.serve(async (req, env) => (app ?? (await appReady)).fetch(req, env), address);
+  } catch (err) {
+    runtime.printError(`idp: cannot listen on ${config.values.addr}: ${(err as Error).message}`);
+    return runtime.exit(1);
   }
-  const logger = createLogger({ fields: { service: "idp" }, level: (runtime.env.LOG_LEVEL as never) ?? "info" });
-  const app = createApp({ issuer, logger });
-  const server = await runtime.serve((req, env) => app.fetch(req, env), parseListenAddress(addr));
-  logger.info("idp listening", { issuer, addr: `${server.hostname}:${server.port}` });
+  if (!app) {
+    config.values.issuer = options.issuer = `http://localhost:${server.port}`;
+    ready((app = createApp({ ...options, logger })));
+    printFields();
+  }
+  logger.info("idp listening", { issuer: options.issuer, addr: `${server.hostname}:${server.port}` });
   runtime.onShutdown(() => server.close());
   return server;
+}
+
+/**
+ * Runs one command. `serve-dev` resolves with the running server (apps/all/start.ts keeps it);
+ * the other commands resolve `undefined` after printing.
+ */
+export async function runIdpCli(runtime: HostRuntime, argv: string[] = runtime.args): Promise<RunningServer | undefined> {
+  try {
+    const args = parseCommandLine(argv, IDP_FLAGS);
+    const command = args.positionals[0];
+    if (args.flags.get("help")?.at(-1) === "true" || command === "help") {
+      runtime.print(USAGE);
+      return undefined;
+    }
+    if (command === undefined || !COMMANDS.includes(command as Command)) {
+      runtime.printError(command === undefined ? "idp: missing command" : `idp: unknown command "${command}"`);
+      runtime.printError(USAGE.split("\n\n")[0]! + "  (idp --help for more)");
+      return runtime.exit(2);
+    }
+    switch (command as Exclude<Command, "help">) {
+      case "print-config":
+        await printConfig(runtime, args);
+        return undefined;
+      case "gen-keys":
+        if (args.positionals.length > 1 || args.flags.size > 0) throw new ConfigError("CONFIG_TOO_MANY_ARGUMENTS", "gen-keys takes no arguments");
+        runtime.print(JSON.stringify(await generateSigningKeySet(), null, 2));
+        return undefined;
+      case "serve-dev":
+        return await serveDev(runtime, args);
+    }
+  } catch (err) {
+    if (!isConfigurationError(err)) throw err;
+    runtime.printError(`idp: ${err.message}`);
+    return runtime.exit(2);
+  }
 }

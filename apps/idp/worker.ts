@@ -1,31 +1,55 @@
 /**
  * workerd entry. Every request goes to one Durable Object, which holds the provider's state, so
  * a flow that spans isolates (authorize in one, token in another) sees the same codes and sessions.
+ * The state is written through to the object's SQLite storage, so it also survives the object
+ * being evicted or restarted. Settings come from wrangler vars through `optionsFromEnv`; without
+ * IDP_ISSUER the issuer is the request's origin.
  */
 import { DurableObject } from "cloudflare:workers";
 import { createLogger } from "../../lib/log.ts";
 import { createApp } from "./app.ts";
+import { optionsFromEnv } from "./env-options.ts";
+import { durableStateStore } from "./state/durable.ts";
 
 export interface IdpWorkerEnv {
   IDP: DurableObjectNamespace<IdpObject>;
-  IDP_ISSUER?: string;
   LOG_LEVEL?: string;
+  [name: string]: unknown;
 }
 
 export class IdpObject extends DurableObject<IdpWorkerEnv> {
   private app?: ReturnType<typeof createApp>;
+  private startError?: string;
+
+  private build(): void {
+    const logger = createLogger({ fields: { service: "idp" }, level: (this.env.LOG_LEVEL as never) ?? "info" });
+    try {
+      const env = Object.fromEntries(Object.entries(this.env).filter(([, v]) => typeof v === "string")) as Record<string, string>;
+      const options = optionsFromEnv(env);
+      this.app = createApp({ ...options, issuer: options.issuer ?? "{origin}", state: durableStateStore(this.ctx.storage), logger });
+    } catch (err) {
+      // Bad configuration (users document, keys, issuer): say so on every request.
+      this.startError = (err as Error).message;
+      logger.error("idp configuration invalid", { error: this.startError });
+    }
+  }
 
   override async fetch(request: Request): Promise<Response> {
-    this.app ??= createApp({
-      issuer: this.env.IDP_ISSUER ?? new URL(request.url).origin,
-      logger: createLogger({ fields: { service: "idp" }, level: (this.env.LOG_LEVEL as never) ?? "info" }),
-    });
+    if (!this.app && !this.startError) this.build();
+    if (!this.app) {
+      return Response.json({ error: "server_error", error_description: `configuration error: ${this.startError}` }, { status: 500 });
+    }
     return this.app.fetch(request, {});
   }
 }
 
 export default {
-  fetch(request: Request, env: IdpWorkerEnv): Promise<Response> {
-    return env.IDP.get(env.IDP.idFromName("idp")).fetch(request);
+  async fetch(request: Request, env: IdpWorkerEnv): Promise<Response> {
+    // The body is buffered before it crosses to the object: a streamed body that a handler never
+    // reads (a 403, a form-less POST) otherwise breaks the request with "Can't read from request
+    // stream after response has been sent". Bodies here are small forms and JSON.
+    const body = request.method === "GET" || request.method === "HEAD" ? null : await request.arrayBuffer();
+    const forwarded = new Request(request.url, { method: request.method, headers: request.headers, body, redirect: "manual" });
+    return env.IDP.get(env.IDP.idFromName("idp")).fetch(forwarded);
   },
 } satisfies ExportedHandler<IdpWorkerEnv>;

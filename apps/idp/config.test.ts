@@ -1,0 +1,57 @@
+import { expect, test } from "vitest";
+import { ConfigError } from "../../lib/config/errors.ts";
+import { parseCommandLine } from "../../lib/config/flags.ts";
+import { IDP_FLAGS, idpAppOptions, loadIdpConfig, type ConfigIo } from "./config.ts";
+
+function io(env: Record<string, string> = {}, files: Record<string, string> = {}): ConfigIo {
+  return { env: { HOME: "/h", ...env }, readTextFile: async (p) => files[p] };
+}
+const args = (...argv: string[]) => parseCommandLine(argv, IDP_FLAGS);
+
+test("the spec's defaults", async () => {
+  const config = await loadIdpConfig(args(), io());
+  expect(config.values).toEqual({
+    issuer: "http://localhost:5556",
+    addr: "127.0.0.1:5556",
+    "client-id": "dev-client",
+    "client-secret": "",
+    "redirect-uris": ["http://localhost:3000/callback", "http://127.0.0.1:3000/callback"],
+    "users-file": "",
+    "signing-keys-file": "",
+  });
+});
+
+test("the issuer follows addr only while nothing sets the issuer", async () => {
+  expect((await loadIdpConfig(args("--addr", "0.0.0.0:8000"), io())).values.issuer).toBe("http://localhost:8000");
+  const set = await loadIdpConfig(args("--addr", "0.0.0.0:8000"), io({ IDP_ISSUER: "https://idp.test/realms/x" }));
+  expect(set.values.issuer).toBe("https://idp.test/realms/x");
+  expect(set.sources.issuer).toBe("env:IDP_ISSUER");
+  expect((await loadIdpConfig(args(), io({ IDP_ADDR: "127.0.0.1:6000" }))).sources.issuer).toBe("derived:addr");
+});
+
+test("issuer checks: {origin} allowed; query, fragment and other schemes refused", async () => {
+  expect((await loadIdpConfig(args("--issuer", "{origin}/realms/dev"), io())).values.issuer).toBe("{origin}/realms/dev");
+  for (const bad of ["http://x/?a=1", "http://x/#f", "ftp://x", "localhost:5556"]) {
+    await expect(loadIdpConfig(args("--issuer", bad), io())).rejects.toBeInstanceOf(ConfigError);
+  }
+  await expect(loadIdpConfig(args("--client-id="), io())).rejects.toMatchObject({ code: "CONFIG_INVALID_VALUE", field: "client-id" });
+  await expect(loadIdpConfig(args("--config-file", "c.yaml"), io({}, { "c.yaml": "oidc:\n  redirect-uris: []\n" }))).rejects.toMatchObject({
+    message: "redirect-uris from config:c.yaml: needs at least one redirect URI",
+  });
+});
+
+test("createApp options: fields, the users file, and env-only settings", async () => {
+  const files = { "u.json": '{"users":[{"login":"eve","roles":["r"]}]}' };
+  const env = { IDP_TOKEN_SLOW_MS: "50", IDP_CLIENT_SECRET: "sh" };
+  const config = await loadIdpConfig(args("--users-file", "u.json", "--client-id", "app", "--redirect-uris", "http://a/cb"), io(env, files));
+  const options = await idpAppOptions(config, io(env, files));
+  expect(options).toMatchObject({
+    issuer: "http://localhost:5556",
+    clientId: "app",
+    clientSecret: "sh",
+    redirectUris: ["http://a/cb"],
+    users: { users: [{ login: "eve", roles: ["r"] }] },
+    tokenSlowMs: 50,
+  });
+  expect(options.signingKeys).toBeUndefined();
+});

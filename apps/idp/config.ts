@@ -1,0 +1,228 @@
+/**
+ * The identity provider's configuration: the `oidc` section (spec "Configuration"), loaded from
+ * defaults < profile < config files < environment < positional arguments < flags, and turned into
+ * `createApp` options (the seeded users file and the signing keys file are read and checked here,
+ * so a bad file stops the command with a clear message before anything listens).
+ *
+ * Runtime-free: files and the environment come in through `ConfigIo`.
+ */
+import type { JWK } from "jose";
+import * as v from "valibot";
+import { ConfigError } from "../../lib/config/errors.ts";
+import type { FlagSpecs, ParsedArgs } from "../../lib/config/flags.ts";
+import { loadSection, type LoadedSection } from "../../lib/config/load.ts";
+import { defineSection, envName, fieldNames, flagName, listField, stringField, type SectionValues } from "../../lib/config/section.ts";
+import { parse as parseYaml } from "yaml";
+import { parseListenAddress } from "../../lib/runtime.ts";
+import type { IdpAppOptions } from "./app.ts";
+import { parseConfiguredKeys } from "./domain/keys.ts";
+import { parseSeededUsers } from "./domain/users.ts";
+import { optionsFromEnv } from "./env-options.ts";
+
+export const DEFAULT_ADDR = "127.0.0.1:5556";
+export const DEFAULT_ISSUER = "http://localhost:5556";
+const ORIGIN = "{origin}";
+
+/** An absolute http(s) URL without query or fragment; `{origin}` stands for the request origin. */
+const issuerCheck = v.pipe(v.string(), v.check((value: string) => {
+  try {
+    const url = new URL(value.replace(ORIGIN, "http://origin.invalid"));
+    return (url.protocol === "http:" || url.protocol === "https:") && !url.search && !url.hash;
+  } catch {
+    return false;
+  }
+}, "expected an absolute http(s) URL without query or fragment (may start with {origin})"));
+
+const addrCheck = v.pipe(v.string(), v.check((value: string) => {
+  try {
+    parseListenAddress(value);
+    return true;
+  } catch {
+    return false;
+  }
+}, "expected HOST:PORT, e.g. 127.0.0.1:5556 or 0.0.0.0:5556"));
+
+const absoluteUrl = (value: string) => {
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export const oidcSection = defineSection({
+  key: "oidc",
+  envPrefix: "IDP_",
+  fields: {
+    issuer: stringField({
+      default: DEFAULT_ISSUER,
+      positional: 0,
+      description: "Issuer URL; a path is allowed; {origin} is replaced by the request origin. Default http://localhost:<port of addr>",
+      check: issuerCheck,
+    }),
+    addr: stringField({ default: DEFAULT_ADDR, description: "Listen address HOST:PORT (0.0.0.0:5556 exposes it to a LAN)", check: addrCheck }),
+    "client-id": stringField({
+      default: "dev-client",
+      description: "Client id; equal to a builtin it is merged into it",
+      check: v.pipe(v.string(), v.nonEmpty("must not be empty")),
+    }),
+    "client-secret": stringField({ default: "", secret: true, description: "When set, /token enforces it; empty: a public client" }),
+    "redirect-uris": listField({
+      default: ["http://localhost:3000/callback", "http://127.0.0.1:3000/callback"],
+      description: "Redirect URI allowlist (flag repeatable or comma-separated)",
+      check: v.pipe(
+        v.array(v.string()),
+        v.nonEmpty("needs at least one redirect URI"),
+        v.check((list) => list.every(absoluteUrl), "every redirect URI must be an absolute URL"),
+      ),
+    }),
+    "users-file": stringField({ default: "", description: "YAML or JSON file of seeded users, relative to the working directory" }),
+    "signing-keys-file": stringField({ default: "", description: "Private JWK set (JSON) for dev-key-1, rotated-key-2, bad-sig-key; keeps tokens valid across restarts" }),
+  },
+});
+
+export type OidcSection = typeof oidcSection;
+export type OidcFields = OidcSection["fields"];
+export type OidcConfig = LoadedSection<OidcFields>;
+export type OidcValues = SectionValues<OidcFields>;
+
+/** Every flag `serve-dev` and `print-config` accept: the section's fields plus these options. */
+export const IDP_FLAGS: FlagSpecs = {
+  ...Object.fromEntries(fieldNames(oidcSection).map((f) => [flagName(oidcSection, f)!, {}])),
+  "config-file": {},
+  profile: {},
+  format: {},
+  "print-parsed-fields": { boolean: true },
+  help: { boolean: true },
+};
+
+/** What loading the configuration needs from the host. */
+export interface ConfigIo {
+  env: Record<string, string | undefined>;
+  /** Reads a UTF-8 file (relative paths against the working directory); `undefined` if missing. */
+  readTextFile(path: string): Promise<string | undefined>;
+}
+
+/**
+ * Loads the `oidc` section. When nothing set the issuer but the listen address came from
+ * somewhere, the issuer follows its port (`http://localhost:<port>`, source `derived:addr`).
+ */
+export async function loadIdpConfig(args: ParsedArgs, io: ConfigIo): Promise<OidcConfig> {
+  const loaded = await loadSection({ section: oidcSection, app: "idp", args, env: io.env, readTextFile: io.readTextFile });
+  if (loaded.sources.issuer === "default" && loaded.sources.addr !== "default") {
+    loaded.values.issuer = `http://localhost:${parseListenAddress(loaded.values.addr).port}`;
+    loaded.sources.issuer = "derived:addr";
+  }
+  return loaded;
+}
+
+function firstLine(err: unknown): string {
+  return ((err as Error).message ?? String(err)).split("\n")[0]!;
+}
+
+async function readNamedFile(io: ConfigIo, field: string, path: string, source: string): Promise<string> {
+  const text = await io.readTextFile(path);
+  if (text === undefined) throw new ConfigError("CONFIG_FILE_NOT_FOUND", `${field} ${path} (from ${source}) does not exist`, source, field);
+  return text;
+}
+
+/** Reads and validates the seeded users file (YAML or JSON); the parsed document goes to createApp. */
+export async function readUsersFile(io: ConfigIo, path: string, source: string): Promise<unknown> {
+  const text = await readNamedFile(io, "users-file", path, source);
+  let doc: unknown;
+  try {
+    doc = parseYaml(text); // YAML is a superset of JSON: one parser reads both
+  } catch (err) {
+    throw new ConfigError("CONFIG_INVALID_VALUE", `users file ${path}: not valid YAML or JSON: ${firstLine(err)}`, source, "users-file");
+  }
+  try {
+    parseSeededUsers(doc);
+  } catch (err) {
+    throw new ConfigError("CONFIG_INVALID_VALUE", `users file ${path}: ${firstLine(err)}`, source, "users-file");
+  }
+  return doc;
+}
+
+/** Checks a private JWK set: JSON, our kids, RSA private keys that import as RS256. */
+export async function checkSigningKeys(value: unknown, where: string, source: string): Promise<void> {
+  let keys: Partial<Record<string, JWK>>;
+  try {
+    keys = parseConfiguredKeys(value);
+  } catch (err) {
+    throw new ConfigError("CONFIG_INVALID_VALUE", `${where}: ${firstLine(err)}`, source, "signing-keys-file");
+  }
+  // jose is loaded only when keys are configured: it is the largest import (start-up time).
+  const { importJWK } = await import("jose");
+  for (const [kid, jwk] of Object.entries(keys)) {
+    try {
+      await importJWK({ ...jwk!, alg: "RS256" }, "RS256");
+    } catch (err) {
+      throw new ConfigError("CONFIG_INVALID_VALUE", `${where}: ${kid} is not a usable RS256 private key (${firstLine(err)})`, source, "signing-keys-file");
+    }
+  }
+}
+
+export async function readSigningKeysFile(io: ConfigIo, path: string, source: string): Promise<unknown> {
+  const text = await readNamedFile(io, "signing-keys-file", path, source);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError("CONFIG_INVALID_VALUE", `signing keys file ${path}: not valid JSON: ${firstLine(err)}`, source, "signing-keys-file");
+  }
+  await checkSigningKeys(doc, `signing keys file ${path}`, source);
+  return doc;
+}
+
+/** The inline alternatives to the two files, honored by every runtime (env-options.ts). */
+const INLINE = { "users-file": "IDP_USERS", "signing-keys-file": "IDP_SIGNING_KEYS" } as const;
+
+/**
+ * `createApp` options from the resolved configuration, plus the settings that exist only as
+ * environment variables (IDP_USERS, IDP_SIGNING_KEYS, IDP_TOKEN_SLOW_MS, IDP_JWKS_SLOW_MS).
+ * A file and its inline variable both set is `CONFIG_CONFLICT`: neither silently wins.
+ */
+export async function idpAppOptions(config: OidcConfig, io: ConfigIo): Promise<Omit<IdpAppOptions, "logger" | "issuer"> & { issuer: string }> {
+  const { values, sources } = config;
+  for (const [field, variable] of Object.entries(INLINE) as [keyof typeof INLINE, string][]) {
+    if (values[field] !== "" && (io.env[variable] ?? "").trim() !== "") {
+      throw new ConfigError("CONFIG_CONFLICT", `both ${variable} and ${field} (from ${sources[field]}) are set; use one`, sources[field], field);
+    }
+  }
+  let fromEnv: ReturnType<typeof optionsFromEnv>;
+  try {
+    fromEnv = optionsFromEnv(io.env);
+  } catch (err) {
+    const variable = (err as { variable?: string }).variable;
+    throw new ConfigError("CONFIG_INVALID_VALUE", firstLine(err), variable ? `env:${variable}` : undefined);
+  }
+  if (fromEnv.users !== undefined) {
+    try {
+      parseSeededUsers(fromEnv.users);
+    } catch (err) {
+      throw new ConfigError("CONFIG_INVALID_VALUE", `IDP_USERS: ${firstLine(err)}`, "env:IDP_USERS");
+    }
+  }
+  if (fromEnv.signingKeys !== undefined) await checkSigningKeys(fromEnv.signingKeys, "IDP_SIGNING_KEYS", "env:IDP_SIGNING_KEYS");
+
+  const options: Omit<IdpAppOptions, "logger"> = {
+    ...fromEnv,
+    issuer: values.issuer,
+    clientId: values["client-id"],
+    clientSecret: values["client-secret"],
+    redirectUris: values["redirect-uris"],
+  };
+  if (values["users-file"] !== "") options.users = await readUsersFile(io, values["users-file"], sources["users-file"]);
+  if (values["signing-keys-file"] !== "") options.signingKeys = await readSigningKeysFile(io, values["signing-keys-file"], sources["signing-keys-file"]);
+  return options;
+}
+
+/** `IDP_ISSUER`-style names of each field, for `--help` and the docs. */
+export function fieldHelp(): { flag: string; env: string; fallback: string; description: string }[] {
+  return fieldNames(oidcSection).map((f) => {
+    const def = oidcSection.fields[f as keyof OidcFields];
+    const fallback = Array.isArray(def.default) ? def.default.join(",") : String(def.default);
+    return { flag: `--${flagName(oidcSection, f)}`, env: envName(oidcSection, f) ?? "", fallback, description: def.description };
+  });
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { authenticateClient, buildClients, readClientCredentials, WEB_APP_SECRET } from "./clients.ts";
+import { OAuthError } from "./errors.ts";
+import { constantTimeEqual } from "./random.ts";
+
+const form = (o: Record<string, string>) => new Map(Object.entries(o));
+const basic = (id: string, secret: string) => "Basic " + btoa(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`);
+
+describe("buildClients", () => {
+  it("has the three builtins with their rules", () => {
+    const clients = buildClients({});
+    expect(clients.get("dev-client")).toMatchObject({ require_pkce: false });
+    expect(clients.get("dev-client")!.secret).toBeUndefined();
+    expect(clients.get("public-spa")).toMatchObject({ require_pkce: true });
+    expect(clients.get("public-spa")!.secret).toBeUndefined();
+    expect(clients.get("web-app")).toMatchObject({ require_pkce: false, secret: WEB_APP_SECRET });
+    expect([...clients.get("public-spa")!.redirect_uris]).toContain("http://localhost:8080/callback");
+    expect([...clients.get("dev-client")!.redirect_uris]).not.toContain("http://localhost:8080/callback");
+    expect([...clients.get("dev-client")!.post_logout_redirect_uris]).toContain("http://localhost:3000");
+  });
+  it("merges a configured builtin id: class properties kept, redirect URIs unioned", () => {
+    const clients = buildClients({ clientId: "public-spa", clientSecret: "ignored", redirectUris: ["http://app.test/cb"] });
+    const spa = clients.get("public-spa")!;
+    expect(spa.require_pkce).toBe(true);
+    expect(spa.secret).toBeUndefined();
+    expect(spa.redirect_uris.has("http://app.test/cb")).toBe(true);
+    expect(spa.redirect_uris.has("http://localhost:8080/callback")).toBe(true);
+  });
+  it("registers any other id as a permissive client, confidential with a secret", () => {
+    const clients = buildClients({ clientId: "my-app", clientSecret: "s3", redirectUris: ["http://app.test/cb"] });
+    expect(clients.get("my-app")).toMatchObject({ secret: "s3", require_pkce: false });
+    expect(clients.get("my-app")!.allowed_scopes).toBeUndefined();
+    expect(clients.size).toBe(4);
+  });
+});
+
+describe("client authentication", () => {
+  const clients = buildClients({});
+  const auth = (header: string | undefined, body: Record<string, string>) => authenticateClient(clients, readClientCredentials(header, form(body)));
+  it("accepts basic, post and none for the right clients", () => {
+    expect(auth(basic("web-app", WEB_APP_SECRET), {}).client_id).toBe("web-app");
+    expect(auth(undefined, { client_id: "web-app", client_secret: WEB_APP_SECRET }).client_id).toBe("web-app");
+    expect(auth(undefined, { client_id: "dev-client" }).client_id).toBe("dev-client");
+  });
+  it("refuses unknown clients and wrong or missing secrets with 401 invalid_client", () => {
+    for (const [h, b] of [
+      [undefined, { client_id: "nobody" }],
+      [basic("web-app", "nope"), {}],
+      [undefined, { client_id: "web-app", client_secret: "nope" }],
+      [undefined, { client_id: "web-app" }],
+      ["Basic !!!", {}],
+    ] as const) {
+      try {
+        auth(h, b);
+        throw new Error("expected failure");
+      } catch (err) {
+        expect(err).toBeInstanceOf(OAuthError);
+        expect((err as OAuthError).status).toBe(401);
+        expect((err as OAuthError).error).toBe("invalid_client");
+      }
+    }
+  });
+  it("refuses two methods at once", () => {
+    expect(() => auth(basic("web-app", WEB_APP_SECRET), { client_secret: WEB_APP_SECRET })).toThrow(/only one/);
+  });
+  it("compares secrets fully", () => {
+    expect(constantTimeEqual("abc", "abc")).toBe(true);
+    expect(constantTimeEqual("abc", "abd")).toBe(false);
+    expect(constantTimeEqual("abc", "abcd")).toBe(false);
+    expect(constantTimeEqual("", "")).toBe(true);
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * Issuing tokens: opaque access and refresh tokens (cheap random secrets kept in the state store)
+ * and RS256 ID tokens with `at_hash`, shaped by the user's ID token scenario.
+ */
+import { userClaims, type User } from "./claims.ts";
+import type { Client } from "./clients.ts";
+import type { Provider } from "./provider.ts";
+import { base64urlEncode } from "./random.ts";
+import { LIFETIME_MS, type AccessTokenRecord, type RefreshTokenRecord } from "./records.ts";
+import { allowsGrant } from "./clients.ts";
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: "Bearer" | "DPoP";
+  expires_in: number;
+  scope: string;
+  id_token?: string;
+  refresh_token?: string;
+}
+
+export interface Issuance {
+  issuer: string;
+  client: Client;
+  /** Absent for client_credentials. */
+  user?: User;
+  scope: string;
+  nonce?: string;
+  auth_time?: number;
+  jkt?: string;
+  /** Binds the new refresh token to a key (DPoP-bound refresh tokens stay bound). */
+  refreshJkt?: string;
+  grant_id: string;
+}
+
+export const scopeList = (scope: string) => scope.split(" ").filter((s) => s !== "");
+export const hasScope = (scope: string, name: string) => scopeList(scope).includes(name);
+
+async function atHash(accessToken: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(accessToken)));
+  return base64urlEncode(digest.subarray(0, 16));
+}
+
+export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResponse> {
+  const now = p.now();
+  const accessToken = p.secret();
+  const access: AccessTokenRecord = {
+    client_id: req.client.client_id,
+    sub: req.user?.sub ?? req.client.client_id,
+    scope: req.scope,
+    grant_id: req.grant_id,
+    issued_at: now,
+    expires_at: now + LIFETIME_MS.accessToken,
+  };
+  if (req.user) access.login = req.user.login;
+  if (req.jkt) access.jkt = req.jkt;
+  p.put("access_token", accessToken, access, access.expires_at);
+  const response: TokenResponse = {
+    access_token: accessToken,
+    token_type: req.jkt ? "DPoP" : "Bearer",
+    expires_in: LIFETIME_MS.accessToken / 1000,
+    scope: req.scope,
+  };
+  if (req.user && hasScope(req.scope, "offline_access") && allowsGrant(req.client, "refresh_token")) {
+    const refreshToken = p.secret();
+    const refresh: RefreshTokenRecord = {
+      client_id: req.client.client_id,
+      sub: req.user.sub,
+      login: req.user.login,
+      scope: req.scope,
+      grant_id: req.grant_id,
+      auth_time: req.auth_time ?? now,
+      issued_at: now,
+      expires_at: now + LIFETIME_MS.refreshToken,
+    };
+    if (req.refreshJkt) refresh.jkt = req.refreshJkt;
+    p.put("refresh_token", refreshToken, refresh, refresh.expires_at);
+    response.refresh_token = refreshToken;
+  }
+  if (req.user && hasScope(req.scope, "openid")) {
+    response.id_token = await signIdToken(p, req, accessToken, now);
+  }
+  return response;
+}
+
+async function signIdToken(p: Provider, req: Issuance, accessToken: string, now: number): Promise<string> {
+  const user = req.user!;
+  const effect = user.scenario?.effects.idToken;
+  let iat = Math.floor(now / 1000);
+  if (effect === "expired") iat -= 2 * 3600;
+  if (effect === "future-iat") iat += 3600;
+  const claims: Record<string, unknown> = {
+    iss: effect === "wrong-iss" ? "https://wrong-issuer.example.test" : req.issuer,
+    sub: user.sub,
+    aud: effect === "wrong-aud" ? "some-other-client" : req.client.client_id,
+    exp: iat + LIFETIME_MS.idToken / 1000,
+    iat,
+    auth_time: Math.floor((req.auth_time ?? now) / 1000),
+  };
+  if (req.nonce !== undefined) claims.nonce = effect === "bad-nonce" ? `not-${req.nonce}` : req.nonce;
+  claims.at_hash = await atHash(accessToken);
+  for (const [k, v] of Object.entries(userClaims(user))) if (k !== "sub") claims[k] = v;
+  if (effect === "missing-email") {
+    delete claims.email;
+    delete claims.email_verified;
+  }
+  if (effect === "email-unverified") claims.email_verified = false;
+  const keys = await p.keys();
+  return keys.sign(claims, user.scenario?.effects.signKey);
+}
+
+/** Deletes every access and refresh token of one grant (code replay, refresh revocation). */
+export function revokeGrant(p: Provider, grantId: string): void {
+  for (const kind of ["access_token", "refresh_token"] as const) {
+    for (const [token, record] of p.state.entries<{ grant_id: string }>(kind)) {
+      if (record.grant_id === grantId) p.state.delete(kind, token);
+    }
+  }
+}

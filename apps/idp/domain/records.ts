@@ -1,0 +1,83 @@
+/** The records the provider keeps in its state store (times in provider-clock milliseconds). */
+
+/** Lifetimes (decisions.md). */
+export const LIFETIME_MS = {
+  code: 5 * 60_000,
+  accessToken: 3600_000,
+  idToken: 3600_000,
+  refreshToken: 24 * 3600_000,
+  session: 24 * 3600_000,
+  deviceGrant: 10 * 60_000,
+  replay: 2 * 5 * 60_000,
+} as const;
+export const DEVICE_INTERVAL_S = 5;
+export const SLOW_DOWN_STEP_S = 5;
+/** Expired device grants stay this long so polling says `expired_token` rather than `invalid_grant`. */
+export const EXPIRED_GRANT_GRACE_MS = 10 * 60_000;
+
+export interface SessionRecord {
+  login: string;
+  sub: string;
+  auth_time: number;
+  expires_at: number;
+}
+
+export interface CodeRecord {
+  client_id: string;
+  redirect_uri: string;
+  scope: string;
+  nonce?: string;
+  code_challenge?: string;
+  code_challenge_method?: "S256" | "plain";
+  dpop_jkt?: string;
+  login: string;
+  sub: string;
+  auth_time: number;
+  grant_id: string;
+  expires_at: number;
+}
+
+/** The grant id of a redeemed code, remembered until it would have expired, so a replay can revoke its tokens. */
+export type UsedCodeRecord = string;
+
+export interface AccessTokenRecord {
+  client_id: string;
+  sub: string;
+  /** Absent for client_credentials tokens (no user). */
+  login?: string;
+  scope: string;
+  jkt?: string;
+  grant_id: string;
+  issued_at: number;
+  expires_at: number;
+}
+
+export interface RefreshTokenRecord {
+  client_id: string;
+  sub: string;
+  login: string;
+  scope: string;
+  jkt?: string;
+  grant_id: string;
+  auth_time: number;
+  issued_at: number;
+  expires_at: number;
+}
+
+export type DeviceGrantStatus = "pending" | "approved" | "denied";
+
+export interface DeviceGrantRecord {
+  client_id: string;
+  scope: string;
+  user_code: string;
+  status: DeviceGrantStatus;
+  interval: number;
+  last_poll?: number;
+  login?: string;
+  sub?: string;
+  auth_time?: number;
+  expires_at: number;
+}
+
+export type JwksMode = "normal" | "500" | "slow" | "empty";
+export const JWKS_MODES: readonly JwksMode[] = ["normal", "500", "slow", "empty"];

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { EnvOptionError, optionsFromEnv } from "./env-options.ts";
+
+describe("optionsFromEnv", () => {
+  it("reads every IDP_ variable", () => {
+    const options = optionsFromEnv({
+      IDP_ISSUER: "{origin}/realms/dev",
+      IDP_CLIENT_ID: "my-app",
+      IDP_CLIENT_SECRET: "s3",
+      IDP_REDIRECT_URIS: "http://a.test/cb, http://b.test/cb",
+      IDP_USERS: "users:\n  - login: carol\n",
+      IDP_SIGNING_KEYS: '{"keys":[]}',
+      IDP_TOKEN_SLOW_MS: "300",
+      IDP_JWKS_SLOW_MS: "0",
+    });
+    expect(options).toEqual({
+      issuer: "{origin}/realms/dev",
+      clientId: "my-app",
+      clientSecret: "s3",
+      redirectUris: ["http://a.test/cb", "http://b.test/cb"],
+      users: { users: [{ login: "carol" }] },
+      signingKeys: { keys: [] },
+      tokenSlowMs: 300,
+      jwksSlowMs: 0,
+    });
+  });
+  it("takes JSON lists and JSON users, and leaves unset variables out", () => {
+    expect(optionsFromEnv({ IDP_REDIRECT_URIS: '["http://a.test/cb"]', IDP_USERS: '[{"login":"x"}]' })).toEqual({
+      redirectUris: ["http://a.test/cb"],
+      users: [{ login: "x" }],
+    });
+    expect(optionsFromEnv({})).toEqual({});
+  });
+  it("names the variable in its errors", () => {
+    expect(() => optionsFromEnv({ IDP_SIGNING_KEYS: "{" })).toThrow(EnvOptionError);
+    expect(() => optionsFromEnv({ IDP_USERS: "users: [" })).toThrow(/IDP_USERS/);
+    expect(() => optionsFromEnv({ IDP_TOKEN_SLOW_MS: "soon" })).toThrow(/IDP_TOKEN_SLOW_MS/);
+    expect(() => optionsFromEnv({ IDP_REDIRECT_URIS: "[1]" })).toThrow(/IDP_REDIRECT_URIS/);
+  });
+});

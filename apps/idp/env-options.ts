@@ -1,0 +1,82 @@
+/**
+ * Provider settings from environment variables, shared by every runtime: the Node/Deno CLI reads
+ * them from the process environment, the workerd entry from its wrangler vars. Runtime-free.
+ *
+ * `IDP_ISSUER` may contain `{origin}`, replaced per request by the request's origin (see app.ts).
+ */
+import { parse as parseYaml } from "yaml";
+import type { IdpAppOptions } from "./app.ts";
+
+export type Env = Record<string, string | undefined>;
+
+export class EnvOptionError extends Error {
+  readonly code = "INVALID_ENV";
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = "EnvOptionError";
+  }
+}
+
+/** A comma-separated list or a JSON list of strings. */
+export function parseList(variable: string, value: string): string[] {
+  const text = value.trim();
+  if (text.startsWith("[")) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new EnvOptionError(variable, "not a valid JSON list");
+    }
+    if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === "string")) {
+      throw new EnvOptionError(variable, "expected a JSON list of strings");
+    }
+    return parsed.map((s) => s.trim()).filter((s) => s !== "");
+  }
+  return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+}
+
+function parseDocument(variable: string, value: string): unknown {
+  try {
+    // YAML is a superset of JSON, so one parser reads both spellings.
+    return parseYaml(value);
+  } catch (err) {
+    throw new EnvOptionError(variable, `not valid YAML or JSON (${(err as Error).message.split("\n")[0]})`);
+  }
+}
+
+function parseMillis(variable: string, value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new EnvOptionError(variable, "expected milliseconds (a non-negative integer)");
+  return n;
+}
+
+/** The options set by `IDP_*` variables; unset or empty variables leave the option out. */
+export function optionsFromEnv(env: Env): Partial<IdpAppOptions> {
+  const out: Partial<IdpAppOptions> = {};
+  const get = (name: string) => {
+    const v = env[name];
+    return v === undefined || v.trim() === "" ? undefined : v;
+  };
+  const issuer = get("IDP_ISSUER");
+  if (issuer !== undefined) out.issuer = issuer.trim();
+  const clientId = get("IDP_CLIENT_ID");
+  if (clientId !== undefined) out.clientId = clientId.trim();
+  if (env.IDP_CLIENT_SECRET !== undefined) out.clientSecret = env.IDP_CLIENT_SECRET;
+  const redirects = get("IDP_REDIRECT_URIS");
+  if (redirects !== undefined) out.redirectUris = parseList("IDP_REDIRECT_URIS", redirects);
+  const users = get("IDP_USERS");
+  if (users !== undefined) out.users = parseDocument("IDP_USERS", users);
+  const keys = get("IDP_SIGNING_KEYS");
+  if (keys !== undefined) {
+    try {
+      out.signingKeys = JSON.parse(keys);
+    } catch {
+      throw new EnvOptionError("IDP_SIGNING_KEYS", "not valid JSON (expected a private JWK set {keys:[...]})");
+    }
+  }
+  const tokenSlow = get("IDP_TOKEN_SLOW_MS");
+  if (tokenSlow !== undefined) out.tokenSlowMs = parseMillis("IDP_TOKEN_SLOW_MS", tokenSlow);
+  const jwksSlow = get("IDP_JWKS_SLOW_MS");
+  if (jwksSlow !== undefined) out.jwksSlowMs = parseMillis("IDP_JWKS_SLOW_MS", jwksSlow);
+  return out;
+}

@@ -1,0 +1,45 @@
+/**
+ * The login page. Every authorization request parameter rides along as a hidden input, so the
+ * POST to /authorize carries the whole request. Quick-pick buttons (one per scenario, grouped by
+ * category) are submit buttons named `quick_login`: clicking one submits the form with that login
+ * directly (the typed login field is then ignored, the password field is sent as typed).
+ */
+import { html } from "hono/html";
+import type { ScenarioRegistry } from "../domain/scenarios.ts";
+import { page, type Html } from "./layout.ts";
+
+export interface LoginPageInput {
+  action: string;
+  params: [string, string][];
+  loginHint?: string;
+  error?: string;
+  scenarios: ScenarioRegistry;
+}
+
+export function loginPage(input: LoginPageInput): Html {
+  const groups = input.scenarios.groups();
+  return page(
+    "Sign in",
+    html`${input.error ? html`<p class="error" id="login-error" role="alert">${input.error}</p>` : ""}
+<form id="login-form" class="main" method="post" action="${input.action}">
+${input.params.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">\n`)}
+<label for="login">Login
+<input id="login" name="login" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" value="${input.loginHint ?? ""}" autofocus>
+</label>
+<label for="password">Password <small>(only seeded users with a password need one)</small>
+<input id="password" name="password" type="password" autocomplete="current-password">
+</label>
+<button id="sign-in" class="primary" type="submit">Sign in</button>
+<p>Or pick a scenario:</p>
+${groups.map(
+  (g) => html`<section data-category="${g.category}" aria-label="${g.category}">
+<h2>${g.category}</h2>
+<div class="picks">${g.scenarios.map(
+    (s) => html`<button type="submit" name="quick_login" value="${s.login}" data-login="${s.login}" formnovalidate>${s.login}</button>`,
+  )}</div>
+</section>
+`,
+)}
+</form>`,
+  );
+}

@@ -1,0 +1,219 @@
+/**
+ * The authorization endpoint. GET decides between a silent answer (a code from the IdP session)
+ * and the login page; POST takes the login form. Errors before the client and redirect URI are
+ * validated are 400 pages; afterwards they go back to the client as a redirect with `error`,
+ * `error_description`, `state` and `iss` (RFC 9207).
+ */
+import type { Context, Hono } from "hono";
+import { setCookie } from "hono/cookie";
+import type { User } from "../domain/claims.ts";
+import { allowsGrant, type Client } from "../domain/clients.ts";
+import { AuthorizeRedirectError, PageError } from "../domain/errors.ts";
+import { scopeList } from "../domain/issue.ts";
+import { isPkceMethod, isWellFormedPkceValue, type PkceMethod } from "../domain/pkce.ts";
+import type { Provider } from "../domain/provider.ts";
+import { constantTimeEqual } from "../domain/random.ts";
+import { LIFETIME_MS, type CodeRecord, type SessionRecord } from "../domain/records.ts";
+import { loginPage } from "../pages/login.ts";
+import { SESSION_COOKIE, currentSession, readForm, redirectWith, samePath, toParams, type Params } from "./http.ts";
+
+/** The request parameters the login page carries as hidden inputs. */
+export const AUTHORIZE_PARAMS = [
+  "client_id", "redirect_uri", "response_type", "scope", "state", "nonce",
+  "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint", "dpop_jkt",
+] as const;
+
+export interface AuthorizeRequest {
+  client: Client;
+  redirect_uri: string;
+  scope: string;
+  state?: string;
+  nonce?: string;
+  code_challenge?: string;
+  code_challenge_method?: PkceMethod;
+  prompt: Set<string>;
+  max_age?: number;
+  login_hint?: string;
+  dpop_jkt?: string;
+}
+
+/** Client and redirect URI: only once both are valid may the user agent be sent back. */
+function validateClient(p: Provider, params: Params): { client: Client; redirect_uri: string } {
+  const v = params.values;
+  for (const name of ["client_id", "redirect_uri"]) {
+    if (params.duplicates.includes(name)) throw new PageError(400, "Invalid request", `${name} must not be repeated`);
+  }
+  const clientId = v.get("client_id");
+  if (!clientId) throw new PageError(400, "Invalid request", "client_id is missing");
+  const client = p.clients.get(clientId);
+  if (!client) throw new PageError(400, "Unknown client", `client "${clientId}" is not registered`);
+  const redirectUri = v.get("redirect_uri");
+  if (!redirectUri) throw new PageError(400, "Invalid request", "redirect_uri is missing");
+  // Exact string match against the client's own allowlist (no normalization, no prefixes).
+  if (!client.redirect_uris.has(redirectUri)) {
+    throw new PageError(400, "Invalid redirect URI", `redirect_uri is not registered for client "${clientId}"`);
+  }
+  return { client, redirect_uri: redirectUri };
+}
+
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+function validateRest(params: Params, base: { client: Client; redirect_uri: string }): AuthorizeRequest {
+  const v = params.values;
+  const fail = (error: string, description: string) => new AuthorizeRedirectError(error, description);
+  if (params.duplicates.length > 0) throw fail("invalid_request", `parameter repeated: ${params.duplicates.join(", ")}`);
+  const responseType = v.get("response_type");
+  if (!responseType) throw fail("invalid_request", "response_type is missing");
+  if (responseType !== "code") throw fail("unsupported_response_type", "only response_type=code is supported");
+  if (!allowsGrant(base.client, "authorization_code")) throw fail("unauthorized_client", "the client may not use the authorization code grant");
+  const scope = v.get("scope") ?? "";
+  const scopes = scopeList(scope);
+  if (!scopes.every((s) => SCOPE_TOKEN.test(s))) throw fail("invalid_scope", "scope is malformed");
+  if (!scopes.includes("openid")) throw fail("invalid_scope", "scope must include openid");
+  const allowed = base.client.allowed_scopes;
+  if (allowed && !scopes.every((s) => allowed.has(s))) throw fail("invalid_scope", "scope not allowed for this client");
+  const req: AuthorizeRequest = { ...base, scope: [...new Set(scopes)].join(" "), prompt: new Set(scopeList(v.get("prompt") ?? "")) };
+  for (const name of ["state", "nonce", "login_hint", "dpop_jkt"] as const) {
+    const value = v.get(name);
+    if (value !== undefined) req[name] = value;
+  }
+  const challenge = v.get("code_challenge");
+  const method = v.get("code_challenge_method");
+  if (method !== undefined && !isPkceMethod(method)) throw fail("invalid_request", "code_challenge_method must be S256 or plain");
+  if (method !== undefined && challenge === undefined) throw fail("invalid_request", "code_challenge_method without code_challenge");
+  if (challenge !== undefined) {
+    if (!isWellFormedPkceValue(challenge)) throw fail("invalid_request", "code_challenge must be 43 to 128 characters [A-Za-z0-9._~-]");
+    req.code_challenge = challenge;
+    req.code_challenge_method = (method as PkceMethod | undefined) ?? "plain";
+  } else if (base.client.require_pkce) {
+    throw fail("invalid_request", "this client requires PKCE (code_challenge)");
+  }
+  for (const prompt of req.prompt) {
+    if (!["none", "login", "consent", "select_account"].includes(prompt)) throw fail("invalid_request", `unsupported prompt value "${prompt}"`);
+  }
+  if (req.prompt.has("none") && req.prompt.size > 1) throw fail("invalid_request", "prompt=none cannot be combined with other values");
+  const maxAge = v.get("max_age");
+  if (maxAge !== undefined) {
+    if (!/^\d{1,10}$/.test(maxAge)) throw fail("invalid_request", "max_age must be a non-negative integer");
+    req.max_age = Number(maxAge);
+  }
+  return req;
+}
+
+/** Issues a code for the request and the authenticated user. */
+function issueCode(p: Provider, req: AuthorizeRequest, user: { login: string; sub: string }, authTime: number): string {
+  const now = p.now();
+  const code = p.secret();
+  const record: CodeRecord = {
+    client_id: req.client.client_id,
+    redirect_uri: req.redirect_uri,
+    scope: p.intern(req.scope),
+    login: user.login,
+    sub: user.sub,
+    auth_time: authTime,
+    grant_id: p.grantId(),
+    expires_at: now + LIFETIME_MS.code,
+  };
+  if (req.nonce !== undefined) record.nonce = req.nonce;
+  if (req.code_challenge !== undefined) {
+    record.code_challenge = req.code_challenge;
+    record.code_challenge_method = req.code_challenge_method!;
+  }
+  if (req.dpop_jkt !== undefined) record.dpop_jkt = req.dpop_jkt;
+  p.put("code", code, record, record.expires_at);
+  return code;
+}
+
+function codeRedirect(c: Context, p: Provider, req: AuthorizeRequest, code: string): Response {
+  return redirectWith(c, req.redirect_uri, { code, state: req.state, iss: p.issuerFor(c.req.url) });
+}
+
+export function errorRedirect(c: Context, p: Provider, redirectUri: string, state: string | undefined, err: AuthorizeRedirectError): Response {
+  return redirectWith(c, redirectUri, { error: err.error, error_description: err.description, state, iss: p.issuerFor(c.req.url) });
+}
+
+/** Does the session satisfy prompt and max_age, or must the user log in (again)? */
+function needsLogin(req: AuthorizeRequest, session: SessionRecord | undefined, now: number): boolean {
+  if (!session) return true;
+  if (req.prompt.has("login")) return true;
+  if (req.max_age !== undefined) {
+    if (req.max_age === 0) return true; // OIDC Core: max_age=0 forces a fresh login
+    if (now - session.auth_time > req.max_age * 1000) return true;
+  }
+  return false;
+}
+
+function hiddenParams(params: Params): [string, string][] {
+  return AUTHORIZE_PARAMS.flatMap((name) => {
+    const value = params.values.get(name);
+    return value === undefined ? [] : [[name, value] as [string, string]];
+  });
+}
+
+async function handle(c: Context, p: Provider, params: Params, form: Params | undefined): Promise<Response> {
+  const base = validateClient(p, params);
+  let req: AuthorizeRequest;
+  try {
+    req = validateRest(params, base);
+  } catch (err) {
+    if (err instanceof AuthorizeRedirectError) return errorRedirect(c, p, base.redirect_uri, params.values.get("state"), err);
+    throw err;
+  }
+  const showLogin = (status: 200 | 400 | 401, error?: string) =>
+    c.html(
+      loginPage({
+        action: samePath(c),
+        params: hiddenParams(params),
+        loginHint: form?.values.get("login") ?? req.login_hint,
+        error,
+        scenarios: p.scenarios(),
+      }),
+      status,
+      { "Cache-Control": "no-store" },
+    );
+
+  if (!form) {
+    const current = currentSession(c, p);
+    if (!needsLogin(req, current?.session, p.now())) {
+      const { session } = current!;
+      return codeRedirect(c, p, req, issueCode(p, req, session, session.auth_time));
+    }
+    if (req.prompt.has("none")) {
+      return errorRedirect(c, p, req.redirect_uri, req.state, new AuthorizeRedirectError("login_required", "no IdP session satisfies the request"));
+    }
+    return showLogin(200);
+  }
+
+  // A quick-pick button sends `quick_login`; it wins over the typed field.
+  const typed = (form.values.get("quick_login") ?? form.values.get("login") ?? "").trim();
+  if (typed === "") return showLogin(400, "enter a login");
+  if (typed.length > 256) return showLogin(400, "login is too long");
+  const user: User = await p.resolveUser(typed);
+  if (user.password !== undefined && !constantTimeEqual(form.values.get("password") ?? "", user.password)) {
+    return showLogin(401, "invalid login or password");
+  }
+  const failure = user.scenario?.effects.authorize;
+  if (failure) {
+    return errorRedirect(c, p, req.redirect_uri, req.state, new AuthorizeRedirectError(failure, `scenario ${user.login}`));
+  }
+  const now = p.now();
+  // A new login replaces this browser's previous session.
+  const previous = currentSession(c, p);
+  if (previous) p.state.delete("session", previous.id);
+  const sessionId = p.secret();
+  const session: SessionRecord = { login: user.login, sub: user.sub, auth_time: now, expires_at: now + LIFETIME_MS.session };
+  p.put("session", sessionId, session, session.expires_at);
+  setCookie(c, SESSION_COOKIE, sessionId, { httpOnly: true, sameSite: "Lax", path: "/", maxAge: LIFETIME_MS.session / 1000 });
+  return codeRedirect(c, p, req, issueCode(p, req, user, now));
+}
+
+export function registerAuthorize(app: Hono, p: Provider): void {
+  app.get("/authorize", (c) => handle(c, p, toParams(new URL(c.req.url).searchParams), undefined));
+  app.post("/authorize", async (c) => {
+    const form = await readForm(c, ["login", "password", "quick_login"]);
+    if (!form) throw new PageError(400, "Invalid request", "the login form must be sent as application/x-www-form-urlencoded");
+    const params: Params = { values: form.values, duplicates: form.duplicates };
+    return handle(c, p, params, form);
+  });
+}
+

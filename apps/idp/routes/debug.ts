@@ -1,0 +1,155 @@
+/**
+ * The loopback-only debug interface: counts, listings (secrets as 8-character prefixes), the key
+ * endpoint mode, a clock offset for tests, run-time scenarios and reset.
+ */
+import type { Context, Hono } from "hono";
+import { clientAddress, isLoopbackAddress } from "../../../lib/http/client-address.ts";
+import { UsersDocumentError } from "../domain/errors.ts";
+import type { Provider } from "../domain/provider.ts";
+import { secretPrefix } from "../domain/random.ts";
+import {
+  JWKS_MODES,
+  type AccessTokenRecord,
+  type CodeRecord,
+  type DeviceGrantRecord,
+  type JwksMode,
+  type SessionRecord,
+} from "../domain/records.ts";
+import { parseSeededUser, type SeededUser } from "../domain/users.ts";
+import { RESETTABLE_KINDS } from "../state/store.ts";
+import { NO_STORE, rfc3339 } from "./http.ts";
+
+const badRequest = (c: Context, description?: string) =>
+  c.json(description === undefined ? { error: "invalid_request" } : { error: "invalid_request", error_description: description }, 400);
+
+async function jsonBody(c: Context): Promise<{ ok: true; value: unknown } | { ok: false }> {
+  try {
+    return { ok: true, value: JSON.parse(await c.req.text()) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+const live = <T extends { expires_at: number }>(p: Provider, kind: Parameters<Provider["state"]["entries"]>[0]) => {
+  const now = p.now();
+  p.state.prune(now);
+  return p.state.entries<T>(kind).filter(([, r]) => r.expires_at > now);
+};
+
+function counts(p: Provider) {
+  return {
+    sessions: live<SessionRecord>(p, "session").length,
+    codes: live<CodeRecord>(p, "code").length,
+    tokens: live<AccessTokenRecord>(p, "access_token").length,
+    refresh_tokens: live<{ expires_at: number }>(p, "refresh_token").length,
+    device_grants: live<DeviceGrantRecord>(p, "device_grant").length,
+    replay_entries: live<{ expires_at: number }>(p, "replay").length,
+  };
+}
+
+/** A scenario as POST /debug/scenarios reports it (the password itself is never echoed). */
+function describeScenario(user: SeededUser): Record<string, unknown> {
+  const { password, ...rest } = user;
+  return { ...rest, password_set: password !== undefined };
+}
+
+export function registerDebug(app: Hono, p: Provider): void {
+  const guard = async (c: Context, next: () => Promise<void>) => {
+    if (!isLoopbackAddress(clientAddress(c))) return c.json({ error: "forbidden" }, 403);
+    c.header("Cache-Control", "no-store");
+    await next();
+  };
+  app.use("/debug", guard);
+  app.use("/debug/*", guard);
+
+  app.get("/debug", (c) => c.json({ counts: counts(p), jwks_mode: p.jwksMode() }));
+
+  app.get("/debug/sessions", (c) =>
+    c.json(
+      live<SessionRecord>(p, "session").map(([id, s]) => ({
+        id_prefix: secretPrefix(id),
+        login: s.login,
+        sub: s.sub,
+        auth_time: rfc3339(s.auth_time),
+        expires_at: rfc3339(s.expires_at),
+      })),
+    ),
+  );
+
+  app.get("/debug/codes", (c) =>
+    c.json(
+      live<CodeRecord>(p, "code").map(([code, r]) => ({
+        code_prefix: secretPrefix(code),
+        client_id: r.client_id,
+        sub: r.sub,
+        expires_at: rfc3339(r.expires_at),
+      })),
+    ),
+  );
+
+  app.get("/debug/tokens", (c) =>
+    c.json(
+      live<AccessTokenRecord>(p, "access_token").map(([token, r]) => {
+        const row: Record<string, unknown> = {
+          token_prefix: secretPrefix(token),
+          client_id: r.client_id,
+          sub: r.sub,
+          scope: r.scope,
+          token_type: r.jkt ? "DPoP" : "Bearer",
+          expires_at: rfc3339(r.expires_at),
+        };
+        if (r.jkt) row.jkt = r.jkt;
+        return row;
+      }),
+    ),
+  );
+
+  app.get("/debug/device-grants", (c) =>
+    c.json(
+      live<DeviceGrantRecord>(p, "device_grant").map(([code, g]) => ({
+        device_code_prefix: secretPrefix(code),
+        user_code: g.user_code,
+        client_id: g.client_id,
+        status: g.status,
+        expires_at: rfc3339(g.expires_at),
+      })),
+    ),
+  );
+
+  app.get("/debug/jwks-mode", (c) => c.json({ mode: p.jwksMode() }));
+  app.post("/debug/jwks-mode", async (c) => {
+    const body = await jsonBody(c);
+    const mode = body.ok ? (body.value as { mode?: unknown } | null)?.mode : undefined;
+    if (typeof mode !== "string" || !JWKS_MODES.includes(mode as JwksMode)) return badRequest(c);
+    p.setJwksMode(mode as JwksMode);
+    return c.json({ mode });
+  });
+
+  app.post("/debug/reset", (c) => {
+    p.reset(RESETTABLE_KINDS);
+    return c.json({ reset: true });
+  });
+
+  app.post("/debug/clock", async (c) => {
+    const body = await jsonBody(c);
+    const value = body.ok ? (body.value as { advance_seconds?: unknown } | null)?.advance_seconds : undefined;
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > 10 * 365 * 86400) {
+      return badRequest(c, "advance_seconds must be a non-negative number of seconds");
+    }
+    p.advanceClock(value);
+    return c.json({ now: rfc3339(p.now()), offset_seconds: p.clockOffsetMs() / 1000 });
+  });
+
+  app.post("/debug/scenarios", async (c) => {
+    const body = await jsonBody(c);
+    if (!body.ok) return badRequest(c, "body must be JSON");
+    try {
+      const user = parseSeededUser(body.value);
+      p.addScenario(user);
+      return c.json(describeScenario(user), 201, NO_STORE);
+    } catch (err) {
+      if (err instanceof UsersDocumentError) return badRequest(c, err.message);
+      throw err;
+    }
+  });
+}

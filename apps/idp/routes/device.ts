@@ -1,0 +1,98 @@
+/**
+ * The device authorization grant (RFC 8628): `/device_authorization` starts a grant, the `/device`
+ * page approves or denies it; polling happens at /token.
+ */
+import type { Context, Hono } from "hono";
+import { allowsGrant } from "../domain/clients.ts";
+import { OAuthError } from "../domain/errors.ts";
+import { scopeList } from "../domain/issue.ts";
+import type { Provider } from "../domain/provider.ts";
+import { constantTimeEqual } from "../domain/random.ts";
+import { DEVICE_INTERVAL_S, EXPIRED_GRANT_GRACE_MS, LIFETIME_MS, type DeviceGrantRecord } from "../domain/records.ts";
+import { generateUserCode, normalizeUserCode } from "../domain/user-code.ts";
+import { devicePage, deviceResultPage } from "../pages/device.ts";
+import { DEVICE_CODE_GRANT } from "./discovery.ts";
+import { NO_STORE, currentSession, endpoints, readForm, readOAuthForm, samePath } from "./http.ts";
+import { authenticate } from "./token.ts";
+
+const INVALID_CODE = "invalid or expired code";
+
+/** The live, still pending grant a typed user code names, if any. */
+function pendingGrant(p: Provider, typed: string | undefined): { deviceCode: string; grant: DeviceGrantRecord } | undefined {
+  const userCode = typed === undefined ? undefined : normalizeUserCode(typed);
+  if (!userCode) return undefined;
+  const deviceCode = p.state.get<string>("user_code", userCode);
+  const grant = deviceCode === undefined ? undefined : p.state.get<DeviceGrantRecord>("device_grant", deviceCode);
+  if (!grant || grant.status !== "pending" || grant.expires_at <= p.now()) return undefined;
+  return { deviceCode: deviceCode!, grant };
+}
+
+function startGrant(p: Provider, clientId: string, scope: string): { deviceCode: string; userCode: string; expiresAt: number } {
+  const now = p.now();
+  let userCode = generateUserCode(p.random);
+  // 32^8 codes: a collision with a live one is rare, but must not hand out a shared code.
+  while (p.state.get("user_code", userCode) !== undefined) userCode = generateUserCode(p.random);
+  const deviceCode = p.secret();
+  const expiresAt = now + LIFETIME_MS.deviceGrant;
+  const grant: DeviceGrantRecord = { client_id: clientId, scope, user_code: userCode, status: "pending", interval: DEVICE_INTERVAL_S, expires_at: expiresAt };
+  p.put("device_grant", deviceCode, grant, expiresAt + EXPIRED_GRANT_GRACE_MS);
+  p.put("user_code", userCode, deviceCode, expiresAt + EXPIRED_GRANT_GRACE_MS);
+  return { deviceCode, userCode, expiresAt };
+}
+
+async function decide(c: Context, p: Provider): Promise<Response> {
+  const form = await readForm(c);
+  if (!form) return c.html(deviceResultPage("the form must be sent as application/x-www-form-urlencoded"), 400);
+  const v = form.values;
+  const found = pendingGrant(p, v.get("user_code"));
+  if (!found) return c.html(deviceResultPage(INVALID_CODE), 400);
+  const action = v.get("action");
+  const again = (status: 400 | 401, error: string) =>
+    c.html(devicePage({ action: samePath(c), userCode: found.grant.user_code, login: v.get("login"), error }), status);
+  if (action === "deny") {
+    p.state.set("device_grant", found.deviceCode, { ...found.grant, status: "denied" }, found.grant.expires_at + EXPIRED_GRANT_GRACE_MS);
+    return c.html(deviceResultPage("Request denied: the device was not connected."), 200);
+  }
+  if (action !== "approve") return again(400, "choose approve or deny");
+  const typed = (v.get("login") ?? currentSession(c, p)?.session.login ?? "").trim();
+  if (typed === "") return again(400, "enter the login that approves the device");
+  const user = await p.resolveUser(typed);
+  if (user.password !== undefined && !constantTimeEqual(v.get("password") ?? "", user.password)) return again(401, "invalid login or password");
+  const approved: DeviceGrantRecord = { ...found.grant, status: "approved", login: user.login, sub: user.sub, auth_time: p.now() };
+  p.state.set("device_grant", found.deviceCode, approved, found.grant.expires_at + EXPIRED_GRANT_GRACE_MS);
+  return c.html(deviceResultPage(`Device approved for ${user.login}. You can return to your device.`), 200);
+}
+
+export function registerDevice(app: Hono, p: Provider): void {
+  app.post("/device_authorization", async (c) => {
+    const form = await readOAuthForm(c);
+    const client = authenticate(c, p, form);
+    if (!allowsGrant(client, DEVICE_CODE_GRANT)) throw new OAuthError("unauthorized_client", "the client may not use the device grant");
+    const scopes = scopeList(form.values.get("scope") ?? "");
+    if (!scopes.includes("openid")) throw new OAuthError("invalid_scope", "scope must include openid");
+    if (client.allowed_scopes && !scopes.every((s) => client.allowed_scopes!.has(s))) throw new OAuthError("invalid_scope", "scope not allowed for this client");
+    const { deviceCode, userCode } = startGrant(p, client.client_id, [...new Set(scopes)].join(" "));
+    const verificationUri = endpoints(p.issuerFor(c.req.url)).verification_uri;
+    return c.json(
+      {
+        device_code: deviceCode,
+        user_code: userCode,
+        verification_uri: verificationUri,
+        verification_uri_complete: `${verificationUri}?user_code=${encodeURIComponent(userCode)}`,
+        expires_in: LIFETIME_MS.deviceGrant / 1000,
+        interval: DEVICE_INTERVAL_S,
+      },
+      200,
+      NO_STORE,
+    );
+  });
+
+  app.get("/device", (c) => {
+    const typed = c.req.query("user_code");
+    const userCode = typed === undefined ? undefined : (normalizeUserCode(typed) ?? typed);
+    const login = currentSession(c, p)?.session.login;
+    return c.html(devicePage({ action: samePath(c), userCode, login }), 200, { "Cache-Control": "no-store" });
+  });
+
+  app.post("/device", (c) => decide(c, p));
+}

@@ -1,0 +1,65 @@
+/** Discovery (`/.well-known/openid-configuration`) and the key set (`/jwks`), both precomputed. */
+import type { Hono } from "hono";
+import { SUPPORTED_CLAIMS } from "../domain/claims.ts";
+import { DPOP_ALGS } from "../domain/dpop.ts";
+import { PKCE_METHODS } from "../domain/pkce.ts";
+import type { Provider } from "../domain/provider.ts";
+import { endpoints } from "./http.ts";
+
+export const DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+export const GRANT_TYPES = ["authorization_code", "refresh_token", DEVICE_CODE_GRANT, "client_credentials"];
+export const SCOPES = ["openid", "profile", "email", "offline_access"];
+const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"];
+
+export function discoveryDocument(issuer: string): Record<string, unknown> {
+  const { verification_uri: _, ...urls } = endpoints(issuer);
+  return {
+    issuer,
+    ...urls,
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    grant_types_supported: GRANT_TYPES,
+    subject_types_supported: ["public"],
+    id_token_signing_alg_values_supported: ["RS256"],
+    scopes_supported: SCOPES,
+    claims_supported: SUPPORTED_CLAIMS,
+    code_challenge_methods_supported: PKCE_METHODS,
+    token_endpoint_auth_methods_supported: AUTH_METHODS,
+    introspection_endpoint_auth_methods_supported: AUTH_METHODS,
+    revocation_endpoint_auth_methods_supported: AUTH_METHODS,
+    dpop_signing_alg_values_supported: DPOP_ALGS,
+    authorization_response_iss_parameter_supported: true,
+    prompt_values_supported: ["none", "login"],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    frontchannel_logout_supported: false,
+    backchannel_logout_supported: false,
+  };
+}
+
+const JSON_TYPE = { "Content-Type": "application/json" };
+
+export function registerDiscovery(app: Hono, p: Provider): void {
+  // One body per issuer (there is one unless the issuer follows the request origin).
+  const bodies = new Map<string, string>();
+  app.get("/.well-known/openid-configuration", (c) => {
+    const issuer = p.issuerFor(c.req.url);
+    let body = bodies.get(issuer);
+    if (body === undefined) {
+      if (bodies.size >= 32) bodies.clear();
+      body = JSON.stringify(discoveryDocument(issuer));
+      bodies.set(issuer, body);
+    }
+    return c.body(body, 200, JSON_TYPE);
+  });
+
+  app.get("/jwks", async (c) => {
+    const mode = p.jwksMode();
+    if (mode === "500") return c.json({ error: "server_error", error_description: "key endpoint failure (debug mode 500)" }, 500);
+    if (mode === "empty") return c.body('{"keys":[]}', 200, JSON_TYPE);
+    if (mode === "slow") await p.options.sleep(p.options.jwksSlowMs);
+    const keys = await p.keys();
+    return c.body(keys.jwksBody, 200, JSON_TYPE);
+  });
+}

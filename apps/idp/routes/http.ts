@@ -1,0 +1,83 @@
+/** HTTP helpers shared by the provider's routes: form bodies, OAuth error bodies, redirects. */
+import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
+import { OAuthError } from "../domain/errors.ts";
+import type { Provider } from "../domain/provider.ts";
+import type { SessionRecord } from "../domain/records.ts";
+
+export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
+export const SESSION_COOKIE = "idp_session";
+
+export interface Params {
+  values: Map<string, string>;
+  /** Names sent more than once (OAuth parameters must not repeat). */
+  duplicates: string[];
+}
+
+/** Parameters from a query or form; an empty value counts as absent (RFC 6749 §3.1). */
+export function toParams(search: URLSearchParams, repeatable: readonly string[] = []): Params {
+  const values = new Map<string, string>();
+  const duplicates: string[] = [];
+  for (const [name, value] of search) {
+    if (value === "") continue;
+    if (values.has(name) && !repeatable.includes(name)) duplicates.push(name);
+    else values.set(name, value);
+  }
+  return { values, duplicates };
+}
+
+export const isForm = (c: Context) => /^application\/x-www-form-urlencoded\s*(;|$)/i.test(c.req.header("content-type") ?? "");
+
+/** A form body, or undefined when the request is not `application/x-www-form-urlencoded`. */
+export async function readForm(c: Context, repeatable: readonly string[] = []): Promise<Params | undefined> {
+  if (!isForm(c)) return undefined;
+  return toParams(new URLSearchParams(await c.req.text()), repeatable);
+}
+
+/** A form body at an OAuth JSON endpoint: anything else is `invalid_request`. */
+export async function readOAuthForm(c: Context): Promise<Params> {
+  const form = await readForm(c);
+  if (!form) throw new OAuthError("invalid_request", "the body must be application/x-www-form-urlencoded");
+  if (form.duplicates.length > 0) throw new OAuthError("invalid_request", `parameter repeated: ${form.duplicates.join(", ")}`);
+  return form;
+}
+
+export function oauthErrorResponse(c: Context, err: OAuthError): Response {
+  return c.json({ error: err.error, error_description: err.description }, err.status, { ...NO_STORE, ...err.headers });
+}
+
+/** 302 to `target` with extra query parameters (kept after any the URI already has). */
+export function redirectWith(c: Context, target: string, params: Record<string, string | undefined>): Response {
+  const url = new URL(target);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.append(k, v);
+  return c.body(null, 302, { Location: url.toString(), ...NO_STORE });
+}
+
+/** The live IdP session named by the request's cookie, if any. */
+export function currentSession(c: Context, p: Provider): { id: string; session: SessionRecord } | undefined {
+  const id = getCookie(c, SESSION_COOKIE);
+  if (!id) return undefined;
+  const session = p.state.get<SessionRecord>("session", id);
+  if (!session || session.expires_at <= p.now()) return undefined;
+  return { id, session };
+}
+
+/** Endpoint URLs advertised for an issuer. */
+export function endpoints(issuer: string) {
+  return {
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    userinfo_endpoint: `${issuer}/userinfo`,
+    jwks_uri: `${issuer}/jwks`,
+    end_session_endpoint: `${issuer}/end-session`,
+    device_authorization_endpoint: `${issuer}/device_authorization`,
+    introspection_endpoint: `${issuer}/introspect`,
+    revocation_endpoint: `${issuer}/revoke`,
+    verification_uri: `${issuer}/device`,
+  };
+}
+
+/** The path a form on a page should post to: the same route, under the prefix the page came from. */
+export const samePath = (c: Context) => new URL(c.req.url).pathname;
+
+export const rfc3339 = (ms: number) => new Date(ms).toISOString();

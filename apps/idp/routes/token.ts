@@ -1,0 +1,209 @@
+/**
+ * The token endpoint: authorization_code (PKCE), refresh_token (rotation, client and DPoP
+ * binding), device_code and client_credentials. Errors are OAuth JSON with no-store.
+ */
+import type { Context, Hono } from "hono";
+import { allowsGrant, authenticateClient, readClientCredentials, type Client } from "../domain/clients.ts";
+import type { User } from "../domain/claims.ts";
+import { DpopError, type VerifiedProof } from "../domain/dpop.ts";
+import { OAuthError } from "../domain/errors.ts";
+import { issueTokens, revokeGrant, scopeList, type TokenResponse } from "../domain/issue.ts";
+import { verifyPkce } from "../domain/pkce.ts";
+import type { Provider } from "../domain/provider.ts";
+import {
+  EXPIRED_GRANT_GRACE_MS,
+  SLOW_DOWN_STEP_S,
+  type CodeRecord,
+  type DeviceGrantRecord,
+  type RefreshTokenRecord,
+  type UsedCodeRecord,
+} from "../domain/records.ts";
+import { DEVICE_CODE_GRANT, GRANT_TYPES } from "./discovery.ts";
+import { checkProof } from "./dpop.ts";
+import { NO_STORE, endpoints, readOAuthForm, type Params } from "./http.ts";
+
+interface GrantContext {
+  c: Context;
+  p: Provider;
+  client: Client;
+  form: Map<string, string>;
+  issuer: string;
+  proof?: VerifiedProof;
+}
+
+const invalidGrant = (description: string) => new OAuthError("invalid_grant", description);
+
+function required(form: Map<string, string>, name: string): string {
+  const value = form.get(name);
+  if (value === undefined) throw new OAuthError("invalid_request", `${name} is required`);
+  return value;
+}
+
+/** Token scenarios act after the request is valid and before anything is spent. */
+async function applyTokenScenario(p: Provider, user: User): Promise<void> {
+  const effect = user.scenario?.effects.token;
+  if (effect === "invalid_grant") throw invalidGrant(`scenario ${user.login}`);
+  if (effect === "server_error") throw new OAuthError("server_error", `scenario ${user.login}`, 500);
+  if (effect === "slow") await p.options.sleep(p.options.tokenSlowMs);
+}
+
+async function userFor(p: Provider, login: string, sub: string): Promise<User> {
+  return { ...(await p.resolveUser(login)), sub };
+}
+
+async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
+  const { p, client, form } = g;
+  const code = required(g.form, "code");
+  const now = p.now();
+  const used = p.state.get<UsedCodeRecord>("used_code", code);
+  if (used !== undefined) {
+    // A replayed code: revoke everything it issued (RFC 6749 §4.1.2).
+    p.state.delete("used_code", code);
+    revokeGrant(p, used);
+    throw invalidGrant("authorization code was already used; the tokens it issued are revoked");
+  }
+  const record = p.state.get<CodeRecord>("code", code);
+  if (!record || record.expires_at <= now) throw invalidGrant("authorization code is unknown or expired");
+  if (record.client_id !== client.client_id) throw invalidGrant("authorization code was issued to another client");
+  if (form.get("redirect_uri") !== record.redirect_uri) throw invalidGrant("redirect_uri does not match the authorization request");
+  const verifier = form.get("code_verifier");
+  if (record.code_challenge !== undefined) {
+    if (verifier === undefined) throw invalidGrant("code_verifier is required (PKCE)");
+    if (!(await verifyPkce(record.code_challenge_method!, record.code_challenge, verifier))) throw invalidGrant("code_verifier does not match the code_challenge");
+  } else if (verifier !== undefined) {
+    throw invalidGrant("code_verifier sent but the authorization request had no code_challenge");
+  }
+  if (record.dpop_jkt !== undefined && g.proof?.jkt !== record.dpop_jkt) {
+    throw new OAuthError("invalid_dpop_proof", "a DPoP proof of the key named by dpop_jkt is required");
+  }
+  const user = await userFor(p, record.login, record.sub);
+  await applyTokenScenario(p, user);
+  // Spend the code (checked again: a slow scenario may have let a concurrent request in).
+  if (!p.state.get("code", code)) throw invalidGrant("authorization code is unknown or expired");
+  p.state.delete("code", code);
+  p.put("used_code", code, record.grant_id satisfies UsedCodeRecord, record.expires_at);
+  return issueTokens(p, {
+    issuer: g.issuer,
+    client,
+    user,
+    scope: record.scope,
+    nonce: record.nonce,
+    auth_time: record.auth_time,
+    jkt: g.proof?.jkt,
+    refreshJkt: g.proof?.jkt,
+    grant_id: record.grant_id,
+  });
+}
+
+async function refreshToken(g: GrantContext): Promise<TokenResponse> {
+  const { p, client, form } = g;
+  const token = required(form, "refresh_token");
+  const record = p.state.get<RefreshTokenRecord>("refresh_token", token);
+  if (!record || record.expires_at <= p.now()) throw invalidGrant("refresh token is unknown, expired or already used");
+  if (record.client_id !== client.client_id) throw invalidGrant("refresh token was issued to another client");
+  if (record.jkt !== undefined) {
+    if (!g.proof) throw invalidGrant("refresh token is DPoP-bound: a DPoP proof is required");
+    if (g.proof.jkt !== record.jkt) throw invalidGrant("DPoP proof key does not match the refresh token's binding");
+  }
+  let scope = record.scope;
+  const requested = form.get("scope");
+  if (requested !== undefined) {
+    const granted = new Set(scopeList(record.scope));
+    const narrowed = scopeList(requested);
+    if (!narrowed.every((s) => granted.has(s))) throw new OAuthError("invalid_scope", "scope exceeds the original grant");
+    if (!narrowed.includes("offline_access")) narrowed.push("offline_access");
+    scope = [...new Set(narrowed)].join(" ");
+  }
+  const user = await userFor(p, record.login, record.sub);
+  await applyTokenScenario(p, user);
+  if (!p.state.get("refresh_token", token)) throw invalidGrant("refresh token is unknown, expired or already used");
+  p.state.delete("refresh_token", token);
+  // A bound refresh token stays bound; a public client's becomes bound by its first proof.
+  const refreshJkt = record.jkt ?? (client.secret === undefined ? g.proof?.jkt : undefined);
+  return issueTokens(p, {
+    issuer: g.issuer,
+    client,
+    user,
+    scope,
+    auth_time: record.auth_time,
+    jkt: g.proof?.jkt,
+    refreshJkt,
+    grant_id: record.grant_id,
+  });
+}
+
+async function deviceCode(g: GrantContext): Promise<TokenResponse> {
+  const { p, client, form } = g;
+  const code = required(form, "device_code");
+  const grant = p.state.get<DeviceGrantRecord>("device_grant", code);
+  if (!grant || grant.client_id !== client.client_id) throw invalidGrant("device code is unknown, already used, or belongs to another client");
+  const now = p.now();
+  if (grant.expires_at <= now) throw new OAuthError("expired_token", "the device code has expired");
+  if (grant.status === "denied") throw new OAuthError("access_denied", "the user denied the request");
+  if (grant.status === "pending") {
+    const tooSoon = grant.last_poll !== undefined && now - grant.last_poll < grant.interval * 1000;
+    const next: DeviceGrantRecord = { ...grant, last_poll: now, interval: tooSoon ? grant.interval + SLOW_DOWN_STEP_S : grant.interval };
+    p.state.set("device_grant", code, next, grant.expires_at + EXPIRED_GRANT_GRACE_MS);
+    if (tooSoon) throw new OAuthError("slow_down", `polling too fast: wait at least ${next.interval} seconds between polls`);
+    throw new OAuthError("authorization_pending", "the user has not approved the request yet");
+  }
+  const user = await userFor(p, grant.login!, grant.sub!);
+  await applyTokenScenario(p, user);
+  if (!p.state.get("device_grant", code)) throw invalidGrant("device code is unknown or already used");
+  p.state.delete("device_grant", code);
+  p.state.delete("user_code", grant.user_code);
+  return issueTokens(p, {
+    issuer: g.issuer,
+    client,
+    user,
+    scope: grant.scope,
+    auth_time: grant.auth_time,
+    jkt: g.proof?.jkt,
+    refreshJkt: g.proof?.jkt,
+    grant_id: p.grantId(),
+  });
+}
+
+async function clientCredentials(g: GrantContext): Promise<TokenResponse> {
+  const { p, client, form } = g;
+  if (client.secret === undefined) throw new OAuthError("unauthorized_client", "client_credentials needs a confidential client");
+  const scopes = scopeList(form.get("scope") ?? "");
+  if (scopes.includes("openid") || scopes.includes("offline_access")) {
+    throw new OAuthError("invalid_scope", "openid and offline_access need a user; client_credentials has none");
+  }
+  if (client.allowed_scopes && !scopes.every((s) => client.allowed_scopes!.has(s))) throw new OAuthError("invalid_scope", "scope not allowed for this client");
+  return issueTokens(p, { issuer: g.issuer, client, scope: [...new Set(scopes)].join(" "), jkt: g.proof?.jkt, grant_id: p.grantId() });
+}
+
+const GRANTS: Record<string, (g: GrantContext) => Promise<TokenResponse>> = {
+  authorization_code: authorizationCode,
+  refresh_token: refreshToken,
+  [DEVICE_CODE_GRANT]: deviceCode,
+  client_credentials: clientCredentials,
+};
+
+/** Client authentication shared by /token, /device_authorization, /introspect and /revoke. */
+export function authenticate(c: Context, p: Provider, form: Params): Client {
+  return authenticateClient(p.clients, readClientCredentials(c.req.header("authorization"), form.values));
+}
+
+export function registerToken(app: Hono, p: Provider): void {
+  app.post("/token", async (c) => {
+    const form = await readOAuthForm(c);
+    const grantType = form.values.get("grant_type");
+    if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
+    const client = authenticate(c, p, form);
+    if (!GRANT_TYPES.includes(grantType)) throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
+    if (!allowsGrant(client, grantType)) throw new OAuthError("unauthorized_client", `the client may not use ${grantType}`);
+    const issuer = p.issuerFor(c.req.url);
+    let proof: VerifiedProof | undefined;
+    try {
+      proof = await checkProof(c, p, endpoints(issuer).token_endpoint);
+    } catch (err) {
+      if (err instanceof DpopError) throw new OAuthError("invalid_dpop_proof", err.message);
+      throw err;
+    }
+    const body = await GRANTS[grantType]!({ c, p, client, form: form.values, issuer, proof });
+    return c.json(body, 200, NO_STORE);
+  });
+}

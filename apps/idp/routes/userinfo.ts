@@ -1,0 +1,59 @@
+/**
+ * The userinfo endpoint: a bearer token, or a DPoP-bound token with `Authorization: DPoP` and a
+ * proof carrying `ath`. Every 401 says why in `WWW-Authenticate` (RFC 6750 §3, RFC 9449 §7.1).
+ */
+import type { Context, Hono } from "hono";
+import { userClaims } from "../domain/claims.ts";
+import { DpopError } from "../domain/dpop.ts";
+import type { Provider } from "../domain/provider.ts";
+import type { AccessTokenRecord } from "../domain/records.ts";
+import { checkProof } from "./dpop.ts";
+import { NO_STORE, endpoints } from "./http.ts";
+
+const ALGS = 'algs="ES256 RS256"';
+
+function unauthorized(c: Context, scheme: "Bearer" | "DPoP" | "both", error?: string, description?: string): Response {
+  const params = error ? `, error="${error}", error_description="${description ?? ""}"` : "";
+  const challenges =
+    scheme === "both" ? [`Bearer realm="idp"${params}`, `DPoP realm="idp", ${ALGS}${params}`] : scheme === "Bearer" ? [`Bearer realm="idp"${params}`] : [`DPoP realm="idp", ${ALGS}${params}`];
+  const body = error ? { error, error_description: description ?? "" } : { error: "invalid_token", error_description: "an access token is required" };
+  c.header("WWW-Authenticate", challenges.join(", "));
+  return c.json(body, 401, NO_STORE);
+}
+
+async function userinfo(c: Context, p: Provider): Promise<Response> {
+  const authorization = c.req.header("authorization");
+  if (!authorization) return unauthorized(c, "both");
+  const m = /^(Bearer|DPoP) +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization.trim());
+  if (!m) return unauthorized(c, "both", "invalid_token", "malformed Authorization header");
+  const scheme = m[1]!.toLowerCase() === "dpop" ? "DPoP" : "Bearer";
+  const token = m[2]!;
+  const record = p.state.get<AccessTokenRecord>("access_token", token);
+  if (!record || record.expires_at <= p.now()) return unauthorized(c, scheme, "invalid_token", "the access token is unknown, expired or revoked");
+  if (record.jkt !== undefined) {
+    if (scheme !== "DPoP") return unauthorized(c, "DPoP", "invalid_token", "the access token is DPoP-bound: use the DPoP scheme with a proof");
+    try {
+      const proof = await checkProof(c, p, endpoints(p.issuerFor(c.req.url)).userinfo_endpoint, token);
+      if (!proof) return unauthorized(c, "DPoP", "invalid_dpop_proof", "a DPoP proof is required");
+      if (proof.jkt !== record.jkt) return unauthorized(c, "DPoP", "invalid_dpop_proof", "the proof key does not match the token binding");
+    } catch (err) {
+      if (err instanceof DpopError) return unauthorized(c, "DPoP", "invalid_dpop_proof", err.message);
+      throw err;
+    }
+  } else if (scheme === "DPoP") {
+    return unauthorized(c, "Bearer", "invalid_token", "the access token is not DPoP-bound: use the Bearer scheme");
+  }
+  if (record.login === undefined) return unauthorized(c, scheme, "invalid_token", "the access token has no user (client_credentials)");
+  const user = { ...(await p.resolveUser(record.login)), sub: record.sub };
+  const effect = user.scenario?.effects.userinfo;
+  if (effect === "401") return unauthorized(c, scheme, "invalid_token", `scenario ${user.login}`);
+  if (effect === "500") return c.json({ error: "server_error", error_description: `scenario ${user.login}` }, 500, NO_STORE);
+  const claims = userClaims(user);
+  if (effect === "sub-mismatch") claims.sub = `${record.sub}-mismatch`;
+  return c.json(claims, 200, NO_STORE);
+}
+
+export function registerUserinfo(app: Hono, p: Provider): void {
+  app.get("/userinfo", (c) => userinfo(c, p));
+  app.post("/userinfo", (c) => userinfo(c, p));
+}

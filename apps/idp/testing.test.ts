@@ -1,0 +1,86 @@
+/**
+ * Example: an OpenID Connect code flow against an in-process identity provider, with openid-client.
+ * The same test as examples/idp-vitest/login.test.ts (kept in the unit run), plus the helper's debug operations.
+ */
+import { afterAll, beforeAll, expect, test } from "vitest";
+import * as client from "openid-client";
+import { startIdp, type StartedIdp } from "./testing.ts";
+
+const REDIRECT_URI = "http://127.0.0.1:3000/callback"; // accepted by the builtin dev-client
+let idp: StartedIdp;
+
+beforeAll(async () => {
+  idp = await startIdp({ users: [{ login: "carol", password: "pw", groups: ["admins"] }] });
+});
+afterAll(() => idp.stop());
+
+test("carol signs in and the app gets her ID token and claims", async () => {
+  // 1. The relying party discovers the provider (plain http on loopback is fine for tests).
+  const config = await client.discovery(new URL(idp.issuer), "dev-client", undefined, client.None(), {
+    execute: [client.allowInsecureRequests],
+  });
+  const verifier = client.randomPKCECodeVerifier();
+  const state = client.randomState();
+  const authUrl = client.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT_URI,
+    scope: "openid email",
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    state,
+  });
+
+  // 2. The user submits the login form: POST /authorize with the request's parameters + credentials.
+  const form = new URLSearchParams([...authUrl.searchParams, ["login", "carol"], ["password", "pw"]]);
+  const login = await fetch(new URL("/authorize", idp.url), { method: "POST", body: form, redirect: "manual" });
+  expect(login.status).toBe(302);
+  const callback = new URL(login.headers.get("location")!);
+
+  // 3. The app exchanges the code and reads the user.
+  const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+  const claims = tokens.claims()!;
+  expect(claims.email).toBe("carol@example.test");
+  expect(claims.groups).toEqual(["admins"]);
+  const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+  expect(info.sub).toBe(claims.sub);
+});
+
+test("the debug operations act on the running provider", async () => {
+  const debug = async () => (await (await fetch(`${idp.url}/debug`)).json()) as { counts: { codes: number }; jwks_mode: string };
+  // A code is outstanding after a login; moving the clock past its 5 minutes expires it.
+  const form = new URLSearchParams({ client_id: "dev-client", redirect_uri: REDIRECT_URI, response_type: "code", scope: "openid", login: "bob" });
+  expect((await fetch(`${idp.url}/authorize`, { method: "POST", body: form, redirect: "manual" })).status).toBe(302);
+  expect((await debug()).counts.codes).toBeGreaterThan(0);
+  await idp.advanceClock(301);
+  expect((await debug()).counts.codes).toBe(0);
+
+  await idp.setJwksMode("empty");
+  expect(await (await fetch(`${idp.url}/jwks`)).json()).toEqual({ keys: [] });
+  expect((await debug()).jwks_mode).toBe("empty");
+
+  await idp.addScenario({ login: "dave", category: "Runtime" });
+  const page = await (await fetch(`${idp.url}/authorize?client_id=dev-client&response_type=code&scope=openid&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`)).text();
+  expect(page).toContain('data-login="dave"');
+
+  await idp.reset();
+  expect((await debug()).jwks_mode).toBe("normal");
+  const clock = (await (await fetch(`${idp.url}/debug/clock`, { method: "POST", body: '{"advance_seconds":0}' })).json()) as { offset_seconds: number };
+  expect(clock.offset_seconds).toBe(0);
+  await expect(idp.setJwksMode("bogus" as never)).rejects.toThrow(/400/);
+});
+
+test("a path-based issuer, extra clients, and stop() closing the port", async () => {
+  const other = await startIdp({ issuerPath: "/realms/dev", clients: [{ client_id: "my-app", redirect_uris: ["http://127.0.0.1:4000/cb"] }] });
+  expect(other.issuer).toBe(`${other.url}/realms/dev`);
+  const discovery = (await (await fetch(`${other.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>;
+  expect(discovery.issuer).toBe(other.issuer);
+  expect(discovery.token_endpoint).toBe(`${other.issuer}/token`);
+  const form = new URLSearchParams({ client_id: "my-app", redirect_uri: "http://127.0.0.1:4000/cb", response_type: "code", scope: "openid", login: "x" });
+  const res = await fetch(`${other.issuer}/authorize`, { method: "POST", body: form, redirect: "manual" });
+  expect(res.headers.get("location")).toMatch(/^http:\/\/127\.0\.0\.1:4000\/cb\?code=/);
+  await other.stop();
+  await expect(fetch(`${other.url}/healthz`)).rejects.toThrow();
+});
+
+test("bad seeded users are refused at start", async () => {
+  await expect(startIdp({ users: [{ login: "" }] })).rejects.toThrow(/login/);
+});

@@ -1,0 +1,415 @@
+/**
+ * Identity provider benchmark: `npm run bench:idp` (= `tsx bench/idp.bench.ts`).
+ *
+ * 1. Ours vs panva's oidc-provider, each in its own child process on loopback, same RSA signing
+ *    keys, measured with autocannon (50 connections, 1 s warm-up, then 5 s): discovery, JWKS and a
+ *    client_credentials token request (form POST, HTTP Basic client authentication).
+ * 2. Our full authorization code flow (POST /authorize, POST /token, GET /userinfo) as flows/s, from
+ *    32 concurrent loops over keep-alive connections (undici Pool).
+ * 3. Time from spawning `serve-dev` to the first /healthz answer (median of 5).
+ * 4. RSS of our provider after 100,000 flows (VmRSS from /proc/<pid>/status).
+ *
+ * Knobs (environment): BENCH_SECONDS (default 5), BENCH_RSS_FLOWS (default 100000),
+ * BENCH_CLOCK_STEP (flows between two `/debug/clock` moves during the RSS run, default 10000; 0 = never).
+ * The script re-runs itself as `tsx bench/idp.bench.ts peer <port> <keys-file>` to host oidc-provider.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFile, writeFile, mkdtemp } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
+import { createServer as createNetServer } from "node:net";
+import { tmpdir, cpus } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Pool } from "undici";
+import { generateSigningKeySet } from "../apps/idp/cli.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const RSS_FLOWS = Number(process.env.BENCH_RSS_FLOWS ?? 100_000);
+const CLOCK_STEP = Number(process.env.BENCH_CLOCK_STEP ?? 10_000);
+const CLIENT = "web-app";
+const SECRET = "web-app-secret";
+const REDIRECT_URI = "http://127.0.0.1:3000/callback";
+const BASIC = "Basic " + Buffer.from(`${CLIENT}:${SECRET}`).toString("base64");
+
+// Untyped packages: imported by a computed name so TypeScript treats them as `any`.
+const importUntyped = (name: string): Promise<any> => import(name);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The peer: panva's oidc-provider with one client_credentials client and our signing keys.
+
+async function runPeer(port: number, keysFile: string): Promise<void> {
+  const { default: Provider } = await importUntyped("oidc-provider");
+  const jwks = JSON.parse(await readFile(keysFile, "utf8"));
+  const provider = new Provider(`http://127.0.0.1:${port}`, {
+    clients: [{ client_id: CLIENT, client_secret: SECRET, grant_types: ["client_credentials"], redirect_uris: [], response_types: [] }],
+    jwks,
+    features: { clientCredentials: { enabled: true }, devInteractions: { enabled: false } },
+    cookies: { keys: ["bench-cookie-key"] },
+  });
+  createHttpServer(provider.callback()).listen(port, "127.0.0.1", () => process.stdout.write("listening\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+interface Child {
+  proc: ChildProcess;
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function waitForHealth(url: string, proc: ChildProcess, pollMs = 5, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`process exited with ${proc.exitCode}`);
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+/** Every server this run started, so a failing run does not leave one behind. */
+const children = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+});
+
+function track(proc: ChildProcess): ChildProcess {
+  children.add(proc);
+  proc.once("exit", () => children.delete(proc));
+  return proc;
+}
+
+function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
+  const proc = track(spawn(process.execPath, ["--import", "tsx", ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] }));
+  let errors = "";
+  proc.stderr!.on("data", (d) => (errors = (errors + d).slice(-4000)));
+  proc.stdout!.resume();
+  proc.once("exit", (code, signal) => {
+    if (code && signal === null) process.stderr.write(`child ${args.join(" ")} exited ${code}: ${errors}\n`);
+  });
+  return proc;
+}
+
+function stopper(proc: ChildProcess): () => Promise<void> {
+  return () =>
+    new Promise((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+      proc.once("exit", () => resolve());
+      proc.kill("SIGTERM");
+    });
+}
+
+async function startOurs(keys: string, env: Record<string, string> = {}): Promise<Child> {
+  const port = await freePort();
+  const proc = spawnNode(["apps/idp/node.ts", "serve-dev", "--addr", `127.0.0.1:${port}`], { LOG_LEVEL: "warn", IDP_SIGNING_KEYS: keys, ...env });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(`${url}/healthz`, proc);
+  return { proc, url, stop: stopper(proc) };
+}
+
+async function startPeer(keysFile: string): Promise<Child> {
+  const port = await freePort();
+  const proc = spawnNode(["bench/idp.bench.ts", "peer", String(port), keysFile], {});
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(`${url}/.well-known/openid-configuration`, proc);
+  return { proc, url, stop: stopper(proc) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// autocannon
+
+interface Target {
+  name: string;
+  path: (base: string) => string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+const TARGETS: Target[] = [
+  { name: "discovery", path: () => "/.well-known/openid-configuration" },
+  { name: "jwks", path: () => "/jwks" },
+  {
+    name: "client_credentials",
+    path: () => "/token",
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", authorization: BASIC },
+    body: "grant_type=client_credentials&scope=api",
+  },
+];
+
+async function cannon(base: string, target: Target, seconds: number): Promise<{ rps: number; non2xx: number; errors: number; p99: number }> {
+  const { default: autocannon } = await importUntyped("autocannon");
+  const result = await autocannon({
+    url: base + target.path(base),
+    connections: 50,
+    duration: seconds,
+    method: target.method ?? "GET",
+    headers: target.headers,
+    body: target.body,
+  });
+  return { rps: result.requests.average, non2xx: result.non2xx, errors: result.errors, p99: result.latency.p99 };
+}
+
+async function peerPaths(peer: Child): Promise<Record<string, string>> {
+  const discovery = (await (await fetch(`${peer.url}/.well-known/openid-configuration`)).json()) as { jwks_uri: string; token_endpoint: string };
+  return { discovery: "/.well-known/openid-configuration", jwks: new URL(discovery.jwks_uri).pathname, client_credentials: new URL(discovery.token_endpoint).pathname };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Code flows
+
+async function readBody(body: { text(): Promise<string> }): Promise<string> {
+  return body.text();
+}
+
+/** One authorization code flow; throws on any unexpected answer. */
+async function flow(pool: Pool): Promise<void> {
+  const authorize = await pool.request({
+    path: "/authorize",
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: `client_id=dev-client&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&response_type=code&scope=openid%20email&state=s&login=alice`,
+  });
+  await readBody(authorize.body);
+  const location = authorize.headers.location as string | undefined;
+  const code = location ? new URL(location).searchParams.get("code") : null;
+  if (authorize.statusCode !== 302 || !code) throw new Error(`authorize: ${authorize.statusCode} ${location}`);
+  const token = await pool.request({
+    path: "/token",
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: `grant_type=authorization_code&code=${encodeURIComponent(code)}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&client_id=dev-client`,
+  });
+  const tokens = JSON.parse(await readBody(token.body)) as { access_token?: string };
+  if (token.statusCode !== 200 || !tokens.access_token) throw new Error(`token: ${token.statusCode} ${JSON.stringify(tokens)}`);
+  const userinfo = await pool.request({ path: "/userinfo", method: "GET", headers: { authorization: `Bearer ${tokens.access_token}` } });
+  await readBody(userinfo.body);
+  if (userinfo.statusCode !== 200) throw new Error(`userinfo: ${userinfo.statusCode}`);
+}
+
+/** `concurrency` loops of flows until `seconds` pass or `limit` flows are done. */
+async function runFlows(base: string, opts: { concurrency: number; seconds?: number; limit?: number }) {
+  const pool = new Pool(base, { connections: opts.concurrency, pipelining: 1 });
+  const stopAt = opts.seconds === undefined ? Infinity : performance.now() + opts.seconds * 1000;
+  const limit = opts.limit ?? Infinity;
+  let started = 0;
+  let done = 0;
+  const t0 = performance.now();
+  const loop = async () => {
+    while (started < limit && performance.now() < stopAt) {
+      started++;
+      await flow(pool);
+      done++;
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency }, loop));
+  const elapsed = (performance.now() - t0) / 1000;
+  await pool.close();
+  return { flows: done, seconds: elapsed, perSecond: done / elapsed };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start time and memory
+
+/** How the provider is started for the start-time measurement. */
+type Launcher = { name: string; command: (port: number) => [string, string[]] };
+
+async function launchers(dir: string): Promise<Launcher[]> {
+  // The same entry bundled into one JS file: the provider's own start cost without a TS loader.
+  const { build } = await import("esbuild");
+  const bundle = join(dir, "idp-node.mjs");
+  await build({
+    entryPoints: [join(ROOT, "apps/idp/node.ts")],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    outfile: bundle,
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    logLevel: "silent",
+  });
+  const serve = (port: number) => ["serve-dev", "--addr", `127.0.0.1:${port}`];
+  return [
+    { name: "node --import tsx apps/idp/node.ts", command: (port) => [process.execPath, ["--import", "tsx", "apps/idp/node.ts", ...serve(port)]] },
+    { name: "node (esbuild bundle of apps/idp/node.ts)", command: (port) => [process.execPath, [bundle, ...serve(port)]] },
+    { name: "deno run -A apps/idp/deno.ts", command: (port) => [join(ROOT, "node_modules/deno/deno"), ["run", "-A", "apps/idp/deno.ts", ...serve(port)]] },
+  ];
+}
+
+/** Milliseconds from spawn to the first 200 from /healthz (polled every 2 ms). */
+async function timeToHealthy(launcher: Launcher): Promise<number> {
+  const port = await freePort();
+  const [cmd, args] = launcher.command(port);
+  const t0 = performance.now();
+  const proc = track(spawn(cmd, args, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn" }, stdio: "ignore" }));
+  await waitForHealth(`http://127.0.0.1:${port}/healthz`, proc, 2);
+  const ms = performance.now() - t0;
+  await stopper(proc)();
+  return ms;
+}
+
+async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1]);
+  return kb / 1024;
+}
+
+/**
+ * RSS of a fresh provider after RSS_FLOWS flows. Sessions live 24 h and tokens 1 h: between
+ * batches of CLOCK_STEP flows the provider's clock moves a day forward (at a quiet moment, so no
+ * flow in flight sees its code expire), and expired state gets pruned as it would in a
+ * long-running dev server. The pid is the server's: `node --import tsx` runs the script itself.
+ */
+async function rssAfterFlows(launcher: Launcher, keys: string) {
+  const port = await freePort();
+  const [cmd, args] = launcher.command(port);
+  const proc = track(spawn(cmd, args, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn", IDP_SIGNING_KEYS: keys }, stdio: "ignore" }));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHealth(`${url}/healthz`, proc);
+    const rssStart = await rssMb(proc.pid!);
+    let clockMoves = 0;
+    let flows = 0;
+    const t0 = performance.now();
+    while (flows < RSS_FLOWS) {
+      const batch = await runFlows(url, { concurrency: 64, limit: Math.min(CLOCK_STEP > 0 ? CLOCK_STEP : Infinity, RSS_FLOWS - flows) });
+      flows += batch.flows;
+      if (CLOCK_STEP > 0 && flows < RSS_FLOWS) {
+        clockMoves++;
+        await (await fetch(`${url}/debug/clock`, { method: "POST", body: JSON.stringify({ advance_seconds: 86_401 }) })).arrayBuffer();
+      }
+    }
+    const perSecond = flows / ((performance.now() - t0) / 1000);
+    const rssEnd = await rssMb(proc.pid!);
+    const counts = ((await (await fetch(`${url}/debug`)).json()) as { counts: Record<string, number> }).counts;
+    return { flows, perSecond, rssStart, rssEnd, clockMoves, counts };
+  } finally {
+    await stopper(proc)();
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+async function main(): Promise<void> {
+  const keySet = await generateSigningKeySet();
+  const keys = JSON.stringify(keySet);
+  const dir = await mkdtemp(join(tmpdir(), "idp-bench-"));
+  const keysFile = join(dir, "keys.json");
+  await writeFile(keysFile, keys);
+  console.log(`idp benchmark: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${process.version}, ${new Date().toISOString()}`);
+
+  // 1. Ours vs oidc-provider
+  const rows: string[][] = [];
+  const ratios: Record<string, number> = {};
+  const ours = await startOurs(keys);
+  const peer = await startPeer(keysFile);
+  const peerPath = await peerPaths(peer);
+  try {
+    for (const target of TARGETS) {
+      const results = [];
+      for (const [who, server, path] of [
+        ["ours", ours, target.path(ours.url)],
+        ["oidc-provider", peer, peerPath[target.name]!],
+      ] as const) {
+        const t = { ...target, path: () => path };
+        await cannon(server.url, t, 1); // warm-up
+        const r = await cannon(server.url, t, SECONDS);
+        if (r.non2xx > 0 || r.errors > 0) console.warn(`  ${who} ${target.name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+        results.push(r);
+      }
+      ratios[target.name] = results[0]!.rps / results[1]!.rps;
+      rows.push([target.name, fmt(results[0]!.rps), fmt(results[1]!.rps), `${fmt(ratios[target.name]!, 2)}x`, `${results[0]!.p99} / ${results[1]!.p99} ms`]);
+    }
+  } finally {
+    await peer.stop();
+  }
+
+  // 2. Code flows (ours only)
+  await runFlows(ours.url, { concurrency: 32, seconds: 1 }); // warm-up
+  const flows = await runFlows(ours.url, { concurrency: 32, seconds: SECONDS });
+  await ours.stop();
+
+  // 3. Start time
+  const startRows: { name: string; times: number[] }[] = [];
+  const launchersUsed = await launchers(dir);
+  const rssEnds: number[] = [];
+  for (const launcher of launchersUsed) {
+    await timeToHealthy(launcher); // first run fills caches (tsx, deno)
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) times.push(await timeToHealthy(launcher));
+    startRows.push({ name: launcher.name, times });
+  }
+  const starts = startRows[0]!.times;
+
+  // 4. RSS after many flows: the tsx entry, and the bundle (without the TS loader's own thread)
+  const rssRows: string[][] = [];
+  for (const launcher of launchersUsed.slice(0, 2)) {
+    const r = await rssAfterFlows(launcher, keys);
+    rssRows.push([
+      `RSS after ${fmt(r.flows)} flows: ${launcher.name}`,
+      `${fmt(r.rssEnd, 1)} MB`,
+      "-",
+      "-",
+      `${fmt(r.rssStart, 1)} MB at start; ${fmt(r.perSecond)} flows/s; ${r.clockMoves} clock moves; state left ${JSON.stringify(r.counts)}`,
+    ]);
+    rssEnds.push(r.rssEnd);
+  }
+
+  const table = [
+    ["measure", "ours", "oidc-provider", "ratio", "p99 latency (ours / peer)"],
+    ...rows,
+    ["code flows/s (32 concurrent)", fmt(flows.perSecond), "-", "-", `${flows.flows} flows in ${fmt(flows.seconds, 1)} s`],
+    ...startRows.map((r) => [`first /healthz: ${r.name}`, `${fmt(median(r.times))} ms`, "-", "-", `median of 5: ${r.times.map((s) => fmt(s)).join(", ")} ms`]),
+    ...rssRows,
+  ];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+  console.log("");
+  for (const [i, r] of table.entries()) {
+    console.log("| " + r.map((c, j) => c.padEnd(widths[j]!)).join(" | ") + " |");
+    if (i === 0) console.log("|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|");
+  }
+  const checks = [
+    ["discovery >= 3x", ratios.discovery! >= 3],
+    ["jwks >= 3x", ratios.jwks! >= 3],
+    ["client_credentials >= 2x", ratios.client_credentials! >= 2],
+    ["code flows >= 1,000/s", flows.perSecond >= 1000],
+    ["first /healthz < 300 ms (tsx entry)", median(starts) < 300],
+    ["first /healthz < 300 ms (bundle)", median(startRows[1]!.times) < 300],
+    ["RSS < 150 MB (tsx entry)", rssEnds[0]! < 150],
+    ["RSS < 150 MB (bundle)", rssEnds[1]! < 150],
+  ] as const;
+  console.log("\ntargets: " + checks.map(([name, ok]) => `${ok ? "met" : "MISSED"}: ${name}`).join("; "));
+}
+
+if (process.argv[2] === "peer") await runPeer(Number(process.argv[3]), process.argv[4]!);
+else {
+  try {
+    await main();
+  } catch (err) {
+    console.error(err);
+    process.exitCode = 1;
+  } finally {
+    process.exit(); // the "exit" hook stops any server still running
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * A configuration section: a named group of fields (`oidc`, ...), each with a type, a default, and
+ * the names it goes by in every source: an environment variable, a command-line flag, the key in
+ * config and profile files (the field name itself, which is also the flag name), and optionally a
+ * positional argument. Runtime-free; the CLIs of every service build on it.
+ */
+import * as v from "valibot";
+
+export type FieldType = "string" | "list" | "boolean";
+export type FieldValue<T extends FieldType> = T extends "string" ? string : T extends "list" ? string[] : boolean;
+
+export interface FieldDef<T extends FieldType = FieldType> {
+  type: T;
+  default: FieldValue<T>;
+  /** One line for `--help` and the docs. */
+  description: string;
+  /** Environment variable; default `<envPrefix><FIELD_NAME>`; `false` for none. */
+  env?: string | false;
+  /** Flag name without dashes; default the field name; `false` for none. */
+  flag?: string | false;
+  /** Index among the command's positional arguments, if the field can be given that way. */
+  positional?: number;
+  /** Shown only as a prefix when printed. */
+  secret?: boolean;
+  /** Extra validation of a decoded value (a valibot schema, so messages stay uniform). */
+  check?: v.GenericSchema<FieldValue<T>>;
+}
+
+export type AnyFieldDef = FieldDef<"string"> | FieldDef<"list"> | FieldDef<"boolean">;
+
+export interface SectionDef<F extends Record<string, AnyFieldDef> = Record<string, AnyFieldDef>> {
+  /** Top-level key in config files and section slug in profiles. */
+  key: string;
+  /** Prefix of the derived environment variable names, e.g. `IDP_`. */
+  envPrefix: string;
+  fields: F;
+}
+
+export type SectionValues<F extends Record<string, AnyFieldDef>> = { -readonly [K in keyof F]: F[K] extends FieldDef<infer T> ? FieldValue<T> : never };
+
+type FieldOptions<T extends FieldType> = Omit<FieldDef<T>, "type">;
+
+export const stringField = (options: FieldOptions<"string">): FieldDef<"string"> => ({ type: "string", ...options });
+export const listField = (options: FieldOptions<"list">): FieldDef<"list"> => ({ type: "list", ...options });
+export const booleanField = (options: FieldOptions<"boolean">): FieldDef<"boolean"> => ({ type: "boolean", ...options });
+
+export function defineSection<F extends Record<string, AnyFieldDef>>(section: SectionDef<F>): SectionDef<F> {
+  return section;
+}
+
+/** `redirect-uris` -> `IDP_REDIRECT_URIS`, unless the field names its own variable. */
+export function envName(section: SectionDef, field: string): string | undefined {
+  const def = section.fields[field]!;
+  if (def.env === false) return undefined;
+  return def.env ?? section.envPrefix + field.toUpperCase().replace(/[^A-Z0-9]+/g, "_");
+}
+
+export function flagName(section: SectionDef, field: string): string | undefined {
+  const def = section.fields[field]!;
+  if (def.flag === false) return undefined;
+  return def.flag ?? field;
+}
+
+export function fieldNames(section: SectionDef): string[] {
+  return Object.keys(section.fields);
+}

@@ -1,0 +1,30 @@
+/**
+ * QuickJS sandbox library: load an engine once, create sandboxes on it, evaluate code with
+ * limits enforced while it runs. See docs/sandbox.md. The debug engine for leak tests is in
+ * `./debug.ts` (not re-exported, so production bundles do not include it).
+ */
+export { loadQuickJS, type LoadQuickJSOptions, type SandboxEngine } from "./engine.ts";
+export {
+  createSandbox,
+  Sandbox,
+  type EvaluateMode,
+  type EvaluateOptions,
+  type EvaluateResult,
+  type EvaluateStatus,
+  type SandboxEvent,
+  type SandboxOptions,
+} from "./sandbox.ts";
+export { DEFAULT_LIMITS, type EvaluationLimits, type LimitName, type SandboxLimits } from "./limits.ts";
+export type { ErrorInfo, HostValue, JsonValue, ValueInfo } from "./marshal.ts";
+export type { NativeFunction, NativeModule } from "./modules.ts";
+export type { ConsoleLevel } from "./console.ts";
+export {
+  SandboxBrokenError,
+  SandboxBusyError,
+  SandboxDisposedError,
+  SandboxEngineLoadError,
+  SandboxError,
+  SandboxMarshalError,
+  SandboxOptionsError,
+  type SandboxErrorCode,
+} from "./errors.ts";

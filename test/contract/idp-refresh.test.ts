@@ -1,0 +1,137 @@
+/** Identity provider: refresh tokens (offline_access), rotation, reuse and client binding. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeJwt } from "jose";
+import {
+  ALICE_SUB,
+  WEB_APP_SECRET,
+  advanceClock,
+  client,
+  codeFlow,
+  postForm,
+  rejection,
+  rp,
+  startIdp,
+  userinfo,
+  type Idp,
+  failOnServerErrors,
+} from "./idp-helpers.ts";
+
+let idp: Idp;
+let config: client.Configuration;
+
+failOnServerErrors();
+beforeAll(async () => {
+  idp = await startIdp();
+  config = await rp(idp.issuer);
+});
+afterAll(() => idp?.svc.stop());
+
+const OFFLINE = "openid email offline_access";
+
+describe("refresh tokens", () => {
+  it("offline_access yields a refresh token; without it there is none", async () => {
+    const offline = await codeFlow(config, { scope: OFFLINE });
+    expect(typeof offline.tokens.refresh_token).toBe("string");
+    expect(offline.tokens.refresh_token!.length).toBeGreaterThanOrEqual(16);
+    expect(offline.tokens.scope?.split(" ")).toContain("offline_access");
+    const online = await codeFlow(config, { scope: "openid email" });
+    expect(online.tokens.refresh_token).toBeUndefined();
+  });
+
+  it("a refresh returns new tokens and a new refresh token; the old one is then invalid_grant", async () => {
+    const { tokens } = await codeFlow(config, { scope: OFFLINE });
+    const first = tokens.refresh_token!;
+    const refreshed = await client.refreshTokenGrant(config, first);
+    expect(refreshed.access_token).toBeTruthy();
+    expect(refreshed.access_token).not.toBe(tokens.access_token);
+    expect(refreshed.refresh_token).toBeTruthy();
+    expect(refreshed.refresh_token).not.toBe(first);
+    expect(refreshed.token_type.toLowerCase()).toBe("bearer");
+    if (refreshed.id_token) expect(decodeJwt(refreshed.id_token).sub).toBe(ALICE_SUB);
+    const info = await client.fetchUserInfo(config, refreshed.access_token, ALICE_SUB);
+    expect(info.sub).toBe(ALICE_SUB);
+
+    const reuse = await rejection(client.refreshTokenGrant(config, first));
+    expect(reuse.error).toBe("invalid_grant");
+    expect(reuse.status).toBe(400);
+
+    // The rotated one keeps working, and rotates again.
+    const again = await client.refreshTokenGrant(config, refreshed.refresh_token!);
+    expect(again.refresh_token).toBeTruthy();
+    expect(again.refresh_token).not.toBe(refreshed.refresh_token);
+  });
+
+  it("a refresh token cannot be redeemed by another client", async () => {
+    const { tokens } = await codeFlow(config, { scope: OFFLINE });
+    const webApp = await rp(idp.issuer, "web-app", client.ClientSecretBasic(WEB_APP_SECRET));
+    const err = await rejection(client.refreshTokenGrant(webApp, tokens.refresh_token!));
+    expect(err.error).toBe("invalid_grant");
+    // ... and the failed attempt does not spend it for its owner.
+    const ok = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(ok.access_token).toBeTruthy();
+  });
+
+  it("a garbage refresh token is invalid_grant, a missing one invalid_request", async () => {
+    const garbage = await postForm(`${idp.base}/token`, {
+      grant_type: "refresh_token",
+      refresh_token: "not-a-refresh-token",
+      client_id: "dev-client",
+    });
+    expect(garbage.status).toBe(400);
+    expect(garbage.body.error).toBe("invalid_grant");
+    const missing = await postForm(`${idp.base}/token`, { grant_type: "refresh_token", client_id: "dev-client" });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toBe("invalid_request");
+  });
+
+  it("web-app refreshes with its secret; a wrong secret is invalid_client", async () => {
+    const webApp = await rp(idp.issuer, "web-app", client.ClientSecretPost(WEB_APP_SECRET));
+    const { tokens } = await codeFlow(webApp, { scope: OFFLINE });
+    const wrong = await rp(idp.issuer, "web-app", client.ClientSecretPost("nope"));
+    const err = await rejection(client.refreshTokenGrant(wrong, tokens.refresh_token!));
+    expect(err.error).toBe("invalid_client");
+    expect(err.status).toBe(401);
+    const ok = await client.refreshTokenGrant(webApp, tokens.refresh_token!);
+    expect(ok.refresh_token).toBeTruthy();
+  });
+
+  it("the access token from a refresh is usable and expires after an hour", async () => {
+    const { tokens } = await codeFlow(config, { scope: OFFLINE });
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.expires_in).toBe(3600);
+    expect((await userinfo(`${idp.base}/userinfo`, `Bearer ${refreshed.access_token}`)).status).toBe(200);
+    await advanceClock(idp.base, 3601);
+    expect((await userinfo(`${idp.base}/userinfo`, `Bearer ${refreshed.access_token}`)).status).toBe(401);
+    // The refresh token (24 h) still works after the access token expired.
+    const later = await client.refreshTokenGrant(config, refreshed.refresh_token!);
+    expect(later.access_token).toBeTruthy();
+  });
+
+  it("an expired refresh token (24 h) is invalid_grant", async () => {
+    const { tokens } = await codeFlow(config, { scope: OFFLINE });
+    await advanceClock(idp.base, 24 * 3600 + 1);
+    const err = await rejection(client.refreshTokenGrant(config, tokens.refresh_token!));
+    expect(err.error).toBe("invalid_grant");
+  });
+});
+
+describe("client credentials (advertised in discovery)", () => {
+  it("web-app gets an access token for itself: no ID token, no refresh token", async () => {
+    const webApp = await rp(idp.issuer, "web-app", client.ClientSecretBasic(WEB_APP_SECRET));
+    const tokens = await client.clientCredentialsGrant(webApp, {});
+    expect(tokens.access_token).toBeTruthy();
+    expect(tokens.token_type).toBe("bearer");
+    expect(tokens.id_token).toBeUndefined();
+    expect(tokens.refresh_token).toBeUndefined();
+    expect((await client.tokenIntrospection(webApp, tokens.access_token)).active).toBe(true);
+  });
+
+  it("a wrong secret is 401 invalid_client; a public client is refused", async () => {
+    const wrong = await rp(idp.issuer, "web-app", client.ClientSecretBasic("nope"));
+    const err = await rejection(client.clientCredentialsGrant(wrong, {}));
+    expect(err.error).toBe("invalid_client");
+    expect(err.status).toBe(401);
+    const pub = await rejection(client.clientCredentialsGrant(config, {}));
+    expect(["unauthorized_client", "invalid_client"]).toContain(pub.error);
+  });
+});
