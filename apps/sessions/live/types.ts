@@ -31,7 +31,8 @@ export interface CapabilitySpec {
 /** Everything a live runtime needs to start, read from the template at session setup. */
 export interface SessionSpec {
   sessionId: string;
-  /** Absolute path (host file system) or key (worktree store) of the session's worktree. */
+  /** Absolute path of the session's worktree, as stored on the session row; a root of the
+   * worktree FileTree (lib/files/tree.ts: host file system on Node and Deno, R2 on workerd). */
   worktreePath: string;
   settings: Settings;
   capabilities: CapabilitySpec[];
@@ -39,13 +40,16 @@ export interface SessionSpec {
   modules: string[];
   /** Library sources, already read from the library directory, in the order they were added. */
   libraries: { name: string; source: string }[];
-  /** Startup files in ascending `order_index` (ties by creation order). */
-  startupFiles: { path: string; order_index: number }[];
+  /** Startup files in ascending `order_index` (ties by creation order), already resolved and
+   * read from the worktree by the caller (so a bad path fails before a runtime exists). */
+  startupFiles: { path: string; order_index: number; source: string }[];
 }
 
+/** A run-file request carries the file's source, resolved and read by the caller through the
+ * worktree FileTree before anything is stored or run. */
 export type ExecutionRequest =
   | { kind: "repl"; input: string }
-  | { kind: "run_file"; path: string; args: Record<string, unknown>; env: Record<string, unknown> };
+  | { kind: "run_file"; path: string; source: string; args: Record<string, unknown>; env: Record<string, unknown> };
 
 export type EventType = "input_echo" | "console" | "value" | "exception" | "system" | "stdout" | "stderr";
 
@@ -67,7 +71,7 @@ export interface ExecutionOutcome {
 }
 
 /** Typed failures the REST layer maps to error codes. */
-export type LiveErrorCode = "INVALID_PATH" | "FILE_NOT_FOUND" | "STARTUP_FAILED" | "SESSION_NOT_LIVE" | "SESSION_BUSY";
+export type LiveErrorCode = "STARTUP_FAILED" | "SESSION_NOT_LIVE" | "SESSION_BUSY" | "RUNTIME_LOST";
 
 export class LiveRuntimeError extends Error {
   readonly code: LiveErrorCode;
@@ -80,15 +84,17 @@ export class LiveRuntimeError extends Error {
 
 export interface LiveRuntimes {
   /**
-   * Creates the sandbox, loads libraries, runs startup files. Rejects with LiveRuntimeError
-   * (`INVALID_PATH`, `FILE_NOT_FOUND`, `STARTUP_FAILED` with the script's message) and leaves
+   * Creates the sandbox, loads libraries, runs startup files in the given order. Rejects with
+   * LiveRuntimeError `STARTUP_FAILED` (message names the file and the script's error) and leaves
    * nothing alive on failure.
    */
   open(spec: SessionSpec): Promise<void>;
   /**
    * Runs one execution. `onEvent` is called for every event in order as it is produced (including
-   * `input_echo` first), never more than `max_events` times. Rejects with `INVALID_PATH` /
-   * `FILE_NOT_FOUND` for run-file before any script runs, `SESSION_NOT_LIVE` for an unknown id.
+   * `input_echo` first), never more than `max_events` times in all. Rejects with
+   * `SESSION_NOT_LIVE` for an id that is not live, `SESSION_BUSY` while another execution of the
+   * session runs, `RUNTIME_LOST` when the runtime died under it (its thread crashed or hung past
+   * `wall_ms`; the session is then no longer live). Throws, timeouts and limits are outcomes.
    */
   execute(sessionId: string, request: ExecutionRequest, onEvent: (event: LiveEvent) => void): Promise<ExecutionOutcome>;
   /** Discards the runtime; a no-op for an id that is not live. */
@@ -97,4 +103,21 @@ export interface LiveRuntimes {
   liveIds(): string[];
   /** Frees every runtime (server shutdown). */
   shutdown(): Promise<void>;
+}
+
+/** Names of the host-provided native modules a template may add (`require(name)` in the sandbox).
+ * A deployment may narrow the catalog; anything else is 422 MODULE_NOT_ALLOWED. */
+export const MODULE_CATALOG = ["fs", "path", "http", "env"] as const;
+export type ModuleName = (typeof MODULE_CATALOG)[number];
+
+/** What every LiveRuntimes implementation is built from. */
+export interface LiveRuntimeOptions {
+  /** Where worktrees live (lib/files/tree.ts); the `fs` module reads and writes through it. */
+  worktrees: import("../../../lib/files/tree.ts").FileTree;
+  /** Host environment variables that `env` capabilities may expose (nothing else is visible). */
+  hostEnv?: Record<string, string | undefined>;
+  /** The `http` module's transport (default: global fetch); tests inject one. */
+  fetch?: typeof fetch;
+  /** The deployment's module catalog (default: all of MODULE_CATALOG). */
+  modules?: readonly ModuleName[];
 }
