@@ -120,4 +120,9 @@ export interface LiveRuntimeOptions {
   fetch?: typeof fetch;
   /** The deployment's module catalog (default: all of MODULE_CATALOG). */
   modules?: readonly ModuleName[];
+  /**
+   * Called when runtimes die outside any call that could report it (a worker thread crashed or
+   * was terminated because it hung): the REST layer marks those sessions `crashed`.
+   */
+  onLost?: (sessionIds: string[], reason: string) => void;
 }
