@@ -1,0 +1,59 @@
+import { Hono } from "hono";
+import * as v from "valibot";
+import { describe, expect, it } from "vitest";
+import { apiErrorHandler } from "./errors.ts";
+import { readJsonBody } from "./json-body.ts";
+
+const Body = v.object({ name: v.pipe(v.string(), v.minLength(1)), count: v.optional(v.number()) });
+
+function app() {
+  const a = new Hono();
+  a.onError(apiErrorHandler());
+  a.post("/", async (c) => c.json(await readJsonBody(c, Body)));
+  return a;
+}
+
+const post = (body: string) => app().request("/", { method: "POST", body, headers: { "Content-Type": "application/json" } });
+
+describe("readJsonBody", () => {
+  it("returns the decoded body", async () => {
+    const res = await post('{"name":"a","count":2}');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ name: "a", count: 2 });
+  });
+
+  it.each([
+    ["malformed JSON", "{nope", "request body is not valid JSON"],
+    ["an empty body", "", "request body is empty; expected JSON"],
+    ["an array", "[1]", "request body must be a JSON object"],
+    ["null", "null", "request body must be a JSON object"],
+  ])("%s is 400 INVALID_REQUEST", async (_, body, message) => {
+    const res = await post(body);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: { code: "INVALID_REQUEST", message } });
+  });
+
+  it("an unknown field is 400 INVALID_REQUEST naming it", async () => {
+    const res = await post('{"name":"a","extra":1,"other":2}');
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: { code: "INVALID_REQUEST", message: "unknown fields: extra, other", details: { fields: ["extra", "other"] } },
+    });
+  });
+
+  it("a missing field is 400 VALIDATION_ERROR with its path", async () => {
+    const res = await post("{}");
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; details: { issues: { path: string }[] } } };
+    expect(body.error.code).toBe("VALIDATION_ERROR");
+    expect(body.error.details.issues.map((i) => i.path)).toEqual(["name"]);
+  });
+
+  it("an ill-typed field is 400 VALIDATION_ERROR", async () => {
+    const res = await post('{"name":"a","count":"2"}');
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("VALIDATION_ERROR");
+    expect(body.error.message).toMatch(/^count: /);
+  });
+});
