@@ -1,24 +1,136 @@
-/** The session service as one Hono app under /api/v1. */
-import { Hono } from "hono";
-import { apiErrorHandler, apiNotFound } from "../../lib/http/errors.ts";
+/**
+ * The session service as one Hono app under /api/v1.
+ *
+ * `createSessionService(options)` takes everything runtime-specific as parameters (the SQL store,
+ * the live runtimes, the worktree and library file trees, the clock), so the entry files stay a
+ * few lines. Migrations and restart recovery run once at creation; every request waits for them.
+ */
+import { Hono, type Context } from "hono";
+import { applyMigrations } from "../../lib/db/migrate.ts";
+import type { SqlStore } from "../../lib/db/store.ts";
+import { FileTreeError, type FileTree } from "../../lib/files/tree.ts";
+import { ApiError, apiErrorHandler, apiNotFound } from "../../lib/http/errors.ts";
 import { requestId } from "../../lib/http/request-id.ts";
 import { accessLog, createLogger, errorFields, type Logger } from "../../lib/log.ts";
-import type { SqlStore } from "../../lib/db/store.ts";
+import type { ServiceContext } from "./domain/context.ts";
+import { ERROR_STATUS, SessionServiceError } from "./domain/errors.ts";
+import { fileError } from "./domain/files.ts";
+import type { LibraryDirectory } from "./domain/libraries.ts";
+import type { Clock } from "./domain/records.ts";
+import type { RecorderOptions } from "./domain/recorder.ts";
+import { recoverAfterRestart, runtimesLost } from "./domain/sessions.ts";
+import { MODULE_CATALOG, type LiveRuntimes, type ModuleName } from "./live/types.ts";
+import { ApiRouter } from "./routes/api.ts";
+import { registerEvents } from "./routes/events.ts";
+import { registerExecutions } from "./routes/executions.ts";
+import { registerFileUploads } from "./routes/files.ts";
+import { registerOpenApi } from "./routes/openapi.ts";
+import { registerRuntime } from "./routes/runtime.ts";
+import { registerSessions } from "./routes/sessions.ts";
+import { registerTemplates } from "./routes/templates.ts";
+import { SESSION_MIGRATIONS } from "./store/migrations.ts";
+
+export const API_VERSION = "1.0.0";
 
 export interface SessionServiceOptions {
   store: SqlStore;
+  live: LiveRuntimes;
+  /** Where worktrees live (host file system on Node and Deno, R2 on workerd). */
+  worktrees: FileTree;
+  /** The library directory. */
+  libraries: LibraryDirectory;
+  /** The module catalog of this deployment (default: all of MODULE_CATALOG). */
+  modules?: readonly ModuleName[];
+  /** Serve PUT /worktree-files and /library-files (only where files cannot be put otherwise: workerd). */
+  fileUploads?: boolean;
+  clock?: Clock;
+  newId?: () => string;
   logger?: Logger;
+  recorder?: RecorderOptions;
 }
 
-export function createApp(options: SessionServiceOptions) {
-  const logger = options.logger ?? createLogger();
+export interface SessionService {
+  app: Hono;
+  /** Settles when migrations and restart recovery are done (requests wait for it anyway). */
+  ready: Promise<void>;
+  /** Wire to `LiveRuntimeOptions.onLost`: marks those sessions crashed. */
+  runtimesLost(sessionIds: string[], reason: string): void;
+  /** Frees every live runtime; executions running then end as `error` with a system event
+   * (the store belongs to the caller: close it after the server has drained). */
+  shutdown(): Promise<void>;
+}
+
+/** Domain errors to the API's error shape; anything else stays a 500 for the shared handler. */
+function toApiError(err: Error): Error {
+  if (err instanceof SessionServiceError) return new ApiError(ERROR_STATUS[err.code], err.code, err.message, err.details);
+  if (err instanceof FileTreeError) return toApiError(fileError(err));
+  return err;
+}
+
+export function createSessionService(options: SessionServiceOptions): SessionService {
+  const logger = options.logger ?? createLogger({ fields: { service: "sessions" } });
+  const ctx: ServiceContext = {
+    store: options.store,
+    live: options.live,
+    worktrees: options.worktrees,
+    libraries: options.libraries,
+    modules: options.modules ?? MODULE_CATALOG,
+    clock: options.clock ?? Date.now,
+    newId: options.newId ?? (() => crypto.randomUUID()),
+    logger,
+    busy: new Set(),
+    recorders: new Map(),
+    stopping: false,
+    recorderOptions: {
+      ...options.recorder,
+      onWriteError: options.recorder?.onWriteError ?? ((err) => logger.warn("event batch write failed; retried at the end", errorFields(err))),
+    },
+  };
+
+  const ready = (async () => {
+    await applyMigrations(ctx.store, SESSION_MIGRATIONS);
+    const recovered = await recoverAfterRestart(ctx);
+    if (recovered.sessions || recovered.executions) logger.info("closed what a previous run left alive", recovered);
+  })();
+  ready.catch((err) => logger.error("session store could not be prepared", errorFields(err)));
+
   const app = new Hono();
   app.use(requestId());
   app.use(accessLog(logger));
-  app.onError(apiErrorHandler((err, c) => logger.error("unhandled error", { request_id: c.get("requestId" as never), ...errorFields(err) })));
+  const handle = apiErrorHandler((err, c) => logger.error("unhandled error", { request_id: c.get("requestId" as never), ...errorFields(err) }));
+  app.onError((err: Error, c: Context) => handle(toApiError(err), c));
   app.notFound(apiNotFound);
+
   const api = new Hono();
-  api.get("/health", (c) => c.json({ status: "ok" }));
+  api.use(async (_c, next) => {
+    await ready;
+    await next();
+  });
+  const router = new ApiRouter();
+  registerRuntime(router, ctx);
+  registerTemplates(router, ctx);
+  registerSessions(router, ctx);
+  registerExecutions(router, ctx);
+  registerEvents(router, ctx);
+  if (options.fileUploads) registerFileUploads(router, ctx);
+  registerOpenApi(router, API_VERSION);
+  router.mount(api);
   app.route("/api/v1", api);
-  return app;
+
+  return {
+    app,
+    ready,
+    runtimesLost: (ids, reason) => {
+      runtimesLost(ctx, ids, reason).catch((err) => logger.error("could not mark lost runtimes crashed", { session_ids: ids, ...errorFields(err) }));
+    },
+    shutdown: () => {
+      ctx.stopping = true;
+      return ctx.live.shutdown();
+    },
+  };
+}
+
+/** The Hono app alone, for callers that need nothing else. */
+export function createApp(options: SessionServiceOptions): Hono {
+  return createSessionService(options).app;
 }

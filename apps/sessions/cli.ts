@@ -1,29 +1,122 @@
-/** `serve` for the session service, on any HostRuntime. */
-import { lastFlag, parseArgs } from "../../lib/config/flags.ts";
+/**
+ * The session service's command line, on any HostRuntime (Node or Deno):
+ *
+ *   sessions serve [--addr HOST:PORT] [--db URL] [--library-dir DIR] [--modules a,b] [--threads N]
+ *
+ * Each flag has an environment variable (SESSIONS_*); the flag wins. Bad configuration prints one
+ * line on stderr and exits with code 2. The entry file supplies what is runtime-specific: the
+ * host file system as a FileTree, and its runtime's pool of sandbox threads.
+ */
+import { ConfigError } from "../../lib/config/errors.ts";
+import { lastFlag, parseCommandLine } from "../../lib/config/flags.ts";
 import { openSqlStore } from "../../lib/db/open.ts";
-import { createLogger } from "../../lib/log.ts";
+import type { FileTree } from "../../lib/files/tree.ts";
+import { createLogger, type LogLevel } from "../../lib/log.ts";
+import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import { parseListenAddress, type HostRuntime, type RunningServer } from "../../lib/runtime.ts";
-import { createApp } from "./app.ts";
+import { createSessionService, type SessionService } from "./app.ts";
+import { parseModuleCatalog, sandboxHostEnv } from "./domain/modules.ts";
+import { createInProcessRuntimes } from "./live/in-process.ts";
+import type { ThreadPoolOptions } from "./live/thread-pool.ts";
+import { MODULE_CATALOG, type LiveRuntimes } from "./live/types.ts";
 
-const USAGE = `usage: sessions serve [--addr HOST:PORT] [--db URL]`;
+export const USAGE = `usage: sessions serve [options]
 
-export async function runSessionsCli(runtime: HostRuntime, argv: string[] = runtime.args): Promise<RunningServer | undefined> {
-  const args = parseArgs(argv);
-  const [command] = args.positionals;
-  if (command !== "serve") {
-    runtime.printError(USAGE);
-    runtime.exit(2);
+options (flag / environment variable / default):
+  --addr HOST:PORT      SESSIONS_ADDR            127.0.0.1:3210
+  --db URL              SESSIONS_DB              file:./data/sessions.db
+      file:PATH (embedded libSQL), :memory:, or a libSQL server (libsql://, https://, wss://);
+      SESSIONS_DB_AUTH_TOKEN is sent to a server
+  --library-dir DIR     SESSIONS_LIBRARY_DIR     ./libraries
+      where library names are looked up
+  --modules LIST        SESSIONS_MODULES         ${MODULE_CATALOG.join(",")}
+      the module catalog templates may use (comma-separated subset; "" for none)
+  --threads N           SESSIONS_THREADS         2
+      sandbox threads; each session is pinned to one, so a long execution never blocks the
+      server; 0 runs sandboxes on the server's own thread (debugging only)
+  -h, --help            this text
+also honored: LOG_LEVEL (debug, info, warn, error, silent)`;
+
+const FLAGS = { addr: {}, db: {}, "library-dir": {}, modules: {}, threads: {}, help: { boolean: true } };
+
+/** What the entry file supplies for its runtime. */
+export interface SessionsHost {
+  /** The host file system as a FileTree (worktrees and the library directory). */
+  files: FileTree;
+  /** The runtime's pool of sandbox threads (Node worker_threads, Deno Web Workers). */
+  threadRuntimes(options: ThreadPoolOptions): LiveRuntimes;
+}
+
+function parseThreads(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 64) throw new Error(`--threads must be a whole number from 0 to 64, got "${value}"`);
+  return n;
+}
+
+export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, argv: string[] = runtime.args): Promise<RunningServer | undefined> {
+  let args;
+  try {
+    args = parseCommandLine(argv, FLAGS);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return fail(runtime, err.message);
   }
-  const addr = lastFlag(args, "addr") ?? runtime.env.SESSIONS_ADDR ?? "127.0.0.1:3210";
-  const dbUrl = lastFlag(args, "db") ?? runtime.env.SESSIONS_DB ?? "file:./data/sessions.db";
-  const logger = createLogger({ fields: { service: "sessions" }, level: (runtime.env.LOG_LEVEL as never) ?? "info" });
-  const store = await openSqlStore(runtime, dbUrl, runtime.env.SESSIONS_DB_AUTH_TOKEN);
-  const app = createApp({ store, logger });
-  const server = await runtime.serve((req, env) => app.fetch(req, env), parseListenAddress(addr));
-  logger.info("sessions listening", { addr: `${server.hostname}:${server.port}`, db: dbUrl });
+  if (lastFlag(args, "help") === "true") {
+    runtime.print(USAGE);
+    return undefined;
+  }
+  const [command, ...extra] = args.positionals;
+  if (command !== "serve" || extra.length > 0) return fail(runtime, command === undefined ? "a command is needed" : `unknown command ${[command, ...extra].join(" ")}`);
+
+  const setting = (flag: string, env: string, fallback: string) => lastFlag(args, flag) ?? runtime.env[env] ?? fallback;
+  let modules;
+  let address;
+  let threads;
+  try {
+    modules = parseModuleCatalog(setting("modules", "SESSIONS_MODULES", MODULE_CATALOG.join(",")));
+    address = parseListenAddress(setting("addr", "SESSIONS_ADDR", "127.0.0.1:3210"));
+    threads = parseThreads(setting("threads", "SESSIONS_THREADS", "2"));
+  } catch (err) {
+    return fail(runtime, (err as Error).message);
+  }
+  const dbUrl = setting("db", "SESSIONS_DB", "file:./data/sessions.db");
+  const libraryDir = runtime.resolvePath(runtime.cwd(), setting("library-dir", "SESSIONS_LIBRARY_DIR", "./libraries"));
+  const logger = createLogger({ fields: { service: "sessions" }, level: (runtime.env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
+
+  let store;
+  try {
+    store = await openSqlStore(runtime, dbUrl, runtime.env.SESSIONS_DB_AUTH_TOKEN);
+  } catch (err) {
+    return fail(runtime, (err as Error).message);
+  }
+  // Runtimes that die on their own are reported to the service, which exists only afterwards.
+  let lost: SessionService["runtimesLost"] = () => {};
+  const onLost = (ids: string[], reason: string) => lost(ids, reason);
+  const hostEnv = sandboxHostEnv(runtime.env);
+  const live =
+    threads === 0
+      ? createInProcessRuntimes(await loadQuickJS(), { worktrees: host.files, hostEnv, modules, onLost })
+      : host.threadRuntimes({ threads, hostEnv, modules, onLost });
+  const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: libraryDir }, modules, logger });
+  lost = service.runtimesLost;
+  await service.ready;
+  const server = await runtime.serve((req, env) => service.app.fetch(req, env), address);
+  logger.info("sessions listening", { addr: `${server.hostname}:${server.port}`, db: dbUrl, library_dir: libraryDir, modules, threads });
   runtime.onShutdown(async () => {
+    // Runtimes first: executions in flight end (stored as errors) and their responses go out,
+    // so the server drains quickly; the store closes last.
+    logger.info("sessions shutting down");
+    await service.shutdown();
+    logger.debug("runtimes closed");
     await server.close();
+    logger.debug("server closed");
     await store.close();
+    logger.info("sessions stopped");
   });
   return server;
+}
+
+function fail(runtime: HostRuntime, message: string): never {
+  runtime.printError(`sessions: ${message}\n${USAGE}`);
+  return runtime.exit(2);
 }

@@ -1,5 +1,8 @@
-/** Node entry: `tsx apps/sessions/node.ts <command> [flags]`. */
+/** Node entry: `tsx apps/sessions/node.ts serve [flags]`. Worktrees and libraries on the host file
+ * system; sandboxes on worker threads (apps/sessions/node-thread.ts). */
 import { nodeRuntime } from "../../lib/adapters/node.ts";
+import { nodeFileTree } from "../../lib/adapters/node-files.ts";
 import { runSessionsCli } from "./cli.ts";
+import { createNodeThreadRuntimes } from "./live/node-threads.ts";
 
-await runSessionsCli(nodeRuntime());
+await runSessionsCli(nodeRuntime(), { files: nodeFileTree(), threadRuntimes: createNodeThreadRuntimes });

@@ -44,7 +44,17 @@ export function nodeRuntime(): HostRuntime {
             resolveServer({
               hostname: address.hostname,
               port: info.port,
-              close: () => new Promise<void>((done) => server.close(() => done())),
+              close: () =>
+                new Promise<void>((done) => {
+                  // close() ends idle keep-alive connections once; a response still in flight then
+                  // leaves its connection open after it is sent, so idle ones are closed until done.
+                  const http = server as unknown as { closeIdleConnections?: () => void };
+                  const timer = setInterval(() => http.closeIdleConnections?.(), 100);
+                  server.close(() => {
+                    clearInterval(timer);
+                    done();
+                  });
+                }),
             }),
         );
         server.once("error", reject);

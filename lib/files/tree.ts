@@ -26,8 +26,14 @@ export interface FileTree {
   readText(root: string, rel: string): Promise<string>;
   /** Creates parent directories as needed. */
   writeText(root: string, rel: string, text: string): Promise<void>;
-  /** Entries directly under `rel`, sorted by name. */
+  /** Entries directly under `rel` ("" = the root), sorted by name. FILE_NOT_FOUND when missing,
+   * INVALID_PATH when `rel` is a file. */
   list(root: string, rel: string): Promise<{ name: string; kind: FileKind }[]>;
-  /** Removes a file; FILE_NOT_FOUND when missing. */
-  remove(root: string, rel: string): Promise<void>;
+  /** Creates a directory and its parents; a no-op when it exists. */
+  makeDirectory(root: string, rel: string): Promise<void>;
+  /**
+   * Removes a file (a symlink: the link itself); a directory and everything under it only with
+   * `recursive` (otherwise NOT_A_FILE). FILE_NOT_FOUND when missing.
+   */
+  remove(root: string, rel: string, options?: { recursive?: boolean }): Promise<void>;
 }

@@ -49,6 +49,18 @@ describe("readJsonBody", () => {
     expect(body.error.details.issues.map((i) => i.path)).toEqual(["name"]);
   });
 
+  it("an unknown field inside a nested strict object is 400 INVALID_REQUEST naming its path", async () => {
+    const Nested = v.object({ limits: v.optional(v.strictObject({ cpu_ms: v.optional(v.number()) })) });
+    const a = new Hono();
+    a.onError(apiErrorHandler());
+    a.post("/", async (c) => c.json(await readJsonBody(c, Nested)));
+    const res = await a.request("/", { method: "POST", body: '{"limits":{"cpu_ms":1,"gpu_ms":2}}', headers: { "Content-Type": "application/json" } });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: { code: "INVALID_REQUEST", message: "unknown field: limits.gpu_ms", details: { fields: ["limits.gpu_ms"] } },
+    });
+  });
+
   it("an ill-typed field is 400 VALIDATION_ERROR", async () => {
     const res = await post('{"name":"a","count":"2"}');
     expect(res.status).toBe(400);

@@ -1,7 +1,8 @@
 /**
  * Strict JSON request bodies: malformed JSON, a non-object body or a field the schema does not
- * name is 400 `INVALID_REQUEST`; a missing or ill-typed field is 400 `VALIDATION_ERROR` with the
- * offending paths in `details.issues`.
+ * name (at the top level, or inside a nested `v.strictObject`) is 400 `INVALID_REQUEST`; a
+ * missing or ill-typed field is 400 `VALIDATION_ERROR` with the offending paths in
+ * `details.issues`.
  */
 import type { Context } from "hono";
 import * as v from "valibot";
@@ -38,6 +39,12 @@ export function decodeStrict<S extends ObjectSchema>(schema: S, value: unknown):
   }
   const result = v.safeParse(schema, value);
   if (!result.success) {
+    // Nested objects declared with `v.strictObject` report their unknown keys as issues: those
+    // are unknown fields too, not invalid values.
+    const nestedUnknown = describeIssues(result.issues.filter((issue) => issue.type === "strict_object")).map((i) => i.path);
+    if (nestedUnknown.length > 0) {
+      throw invalidRequest(`unknown field${nestedUnknown.length > 1 ? "s" : ""}: ${nestedUnknown.join(", ")}`, { fields: nestedUnknown });
+    }
     const issues = describeIssues(result.issues);
     throw validationError(issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; "), { issues });
   }

@@ -1,21 +1,10 @@
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, loadQuickJS, type Sandbox, type SandboxEngine, type SandboxEvent, type SandboxOptions } from "./index.ts";
+import { describe, expect, it } from "vitest";
+import { loadQuickJS, type SandboxEvent } from "./index.ts";
+import { sandboxesPerTest } from "./testing.ts";
 import { utf8Length } from "./limits.ts";
 import { nestingDepth } from "./source.ts";
 
-let engine: SandboxEngine;
-const live: Sandbox[] = [];
-beforeAll(async () => {
-  engine = await loadQuickJS();
-});
-afterEach(() => {
-  for (const s of live.splice(0)) s.dispose();
-});
-function sandbox(options: SandboxOptions = {}): Sandbox {
-  const s = createSandbox(engine, options);
-  live.push(s);
-  return s;
-}
+const { sandbox, engine } = sandboxesPerTest();
 
 describe("time limits", () => {
   it("interrupts an infinite loop at cpuMs, then answers the next evaluation", async () => {
@@ -112,12 +101,23 @@ describe("memory and stack", () => {
     // QuickJS under Emscripten counts allocations, not their sizes: 1 MiB buffers slip past
     // memMb. The engine heap cap is the hard bound.
     const capped = await loadQuickJS({ maxHeapMb: 256 });
-    const s = createSandbox(capped, { limits: { memMb: 64 } });
-    live.push(s);
+    const s = sandbox({ limits: { memMb: 64 } }, capped);
     const r = await s.evaluate("const chunks = []; for (;;) chunks.push(new ArrayBuffer(1024 * 1024))");
     expect(r).toMatchObject({ status: "error", limit: "memory" });
     expect((await s.evaluate("chunks.length = 0; 1+1")).value?.json).toBe(2);
     expect(await loadQuickJS({ maxHeapMb: 256 })).toBe(capped);
+  });
+
+  it("large allocations between interrupt polls are refused as the heap grows", async () => {
+    // Each iteration allocates ~1.6 MB natively; polled per ~10k ops, the heap would reach
+    // gigabytes before the interrupt saw it. The growth gate refuses the heap growth itself.
+    const heap = (engine() as unknown as { getWasmMemory(): WebAssembly.Memory }).getWasmMemory();
+    const before = heap.buffer.byteLength;
+    const s = sandbox({ limits: { memMb: 16 } });
+    const r = await s.evaluate("const a = []; while (true) a.push(new Array(100000).fill(1))");
+    expect(r).toMatchObject({ status: "error", limit: "memory", error: { message: "out of memory" } });
+    expect(heap.buffer.byteLength - before).toBeLessThanOrEqual(16 * 1024 * 1024);
+    expect((await s.evaluate("a.length = 0; 1+1")).value?.json).toBe(2);
   });
 
   it("deep recursion is a catchable stack overflow", async () => {

@@ -89,20 +89,36 @@ export class Budget {
   private wallDeadline = Infinity;
   // Heap growth watch (see `watchMemory`).
   private memory: WebAssembly.Memory | undefined;
+  private gate: GrowthGate | undefined;
+  private previousActive: Budget | undefined;
   private memoryLimit = Infinity;
   private memoryGrowth = 0;
   private sliceMemoryStart = 0;
+  /** While set, the heap may grow regardless of the budget (reading an out-of-memory error). */
+  growthExempt = false;
+  /** The last heap growth asked for was refused: allocations are failing (out of memory). */
+  heapRefused = false;
 
   /**
    * QuickJS's own memory limit is weak under Emscripten: its allocator cannot ask malloc for
    * block sizes, so it counts ~8 bytes per allocation and only refuses single allocations above
    * the limit. As the effective guard, an evaluation may not grow the engine's WebAssembly heap
-   * (shared by all sandboxes of the engine) by more than `limitBytes`; checked on every interrupt
-   * poll, which costs one property read.
+   * (shared by all sandboxes of the engine) by more than `limitBytes`: a growth past it is refused
+   * when it is asked for (see `growthGate`), so the allocation fails at once with QuickJS's
+   * out-of-memory error; the interrupt poll checks it too.
    */
   watchMemory(memory: WebAssembly.Memory | undefined, limitBytes: number): void {
     this.memory = memory;
     this.memoryLimit = limitBytes;
+    this.gate = memory ? growthGate(memory) : undefined;
+  }
+
+  /** Called by the growth gate: may the heap grow by `bytes` now? */
+  admitGrowth(bytes: number): boolean {
+    if (!this.running || !this.memory || this.growthExempt) return true;
+    // Emscripten asks again with smaller sizes after a refusal; only the last answer counts.
+    this.heapRefused = this.memoryGrowth + this.memory.buffer.byteLength + bytes - this.sliceMemoryStart > this.memoryLimit;
+    return !this.heapRefused;
   }
 
   begin(limits: EvaluationLimits): void {
@@ -113,6 +129,7 @@ export class Budget {
     this.outputBytes = 0;
     this.cpuUsed = 0;
     this.memoryGrowth = 0;
+    this.heapRefused = false;
     this.startedAt = performance.now();
     this.wallDeadline = this.startedAt + limits.wallMs;
   }
@@ -129,6 +146,10 @@ export class Budget {
     this.sliceCpuDeadline = now + (this.limits.cpuMs - this.cpuUsed);
     this.sliceDeadline = Math.min(this.sliceCpuDeadline, this.wallDeadline);
     if (this.memory) this.sliceMemoryStart = this.memory.buffer.byteLength;
+    if (this.gate) {
+      this.previousActive = this.gate.active;
+      this.gate.active = this;
+    }
   }
 
   /** After a synchronous slice (before awaiting the host). */
@@ -136,6 +157,10 @@ export class Budget {
     this.cpuUsed += performance.now() - this.sliceStart;
     this.sliceDeadline = Infinity;
     if (this.memory) this.memoryGrowth += this.memory.buffer.byteLength - this.sliceMemoryStart;
+    if (this.gate) {
+      this.gate.active = this.previousActive;
+      this.previousActive = undefined;
+    }
   }
 
   /** The QuickJS interrupt handler. Hot: no allocation. Outside an evaluation no sandbox code
@@ -143,7 +168,9 @@ export class Budget {
   shouldInterrupt(): boolean {
     if (!this.running) return false;
     if (this.breached !== undefined) return true;
-    if (this.memory && this.memoryGrowth + this.memory.buffer.byteLength - this.sliceMemoryStart > this.memoryLimit) {
+    // Out of heap: QuickJS may not even manage to make its error object (it then throws an
+    // uncatchable null), so the evaluation ends here as out of memory.
+    if (this.heapRefused || (this.memory && this.memoryGrowth + this.memory.buffer.byteLength - this.sliceMemoryStart > this.memoryLimit)) {
       this.breached = "memory";
       return true;
     }
@@ -160,16 +187,17 @@ export class Budget {
 
   /**
    * Counts one event of `bytes` output bytes. Returns false (and records the breach) when it does
-   * not fit, so the caller drops the event and stops the code.
+   * not fit, so the caller drops the event and stops the code. `afterBreach`: the event that
+   * reports a breach (out of memory) itself, counted if it fits.
    */
-  admit(bytes: number): boolean {
-    if (this.breached !== undefined) return false;
+  admit(bytes: number, afterBreach = false): boolean {
+    if (this.breached !== undefined && !afterBreach) return false;
     if (this.events + 1 > this.limits.maxEvents) {
-      this.breached = "max_events";
+      this.breached ??= "max_events";
       return false;
     }
     if (this.outputBytes + bytes > this.limits.maxOutputBytes) {
-      this.breached = "max_output_bytes";
+      this.breached ??= "max_output_bytes";
       return false;
     }
     this.events++;
@@ -185,4 +213,33 @@ export class Budget {
   elapsed(): number {
     return performance.now() - this.startedAt;
   }
+}
+
+/** Which budget's slice is running on an engine's memory now (slices never overlap). */
+interface GrowthGate {
+  active: Budget | undefined;
+}
+
+const gates = new WeakMap<WebAssembly.Memory, GrowthGate>();
+
+/**
+ * Wraps `grow` of an engine's memory (Emscripten's heap resize calls it, trying smaller sizes
+ * when one is refused) so the budget of the running slice can refuse growth past its limit.
+ * Outside slices (sandbox creation, host-side copies) growth is bounded only by `maxHeapMb`.
+ */
+function growthGate(memory: WebAssembly.Memory): GrowthGate {
+  let gate = gates.get(memory);
+  if (gate) return gate;
+  const g: GrowthGate = { active: undefined };
+  const grow = memory.grow.bind(memory);
+  Object.defineProperty(memory, "grow", {
+    configurable: true,
+    writable: true,
+    value(delta: number): number {
+      if (g.active && !g.active.admitGrowth(delta * 65536)) throw new RangeError("sandbox memory limit reached");
+      return grow(delta);
+    },
+  });
+  gates.set(memory, g);
+  return g;
 }

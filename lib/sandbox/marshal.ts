@@ -36,6 +36,14 @@ export interface BootHelpers {
   defineGlobal: QuickJSHandle;
 }
 
+/** Handles of the per-evaluation-global and CommonJS helpers (loaded on first use). */
+export interface LoaderHelpers {
+  swapGlobal: QuickJSHandle;
+  restoreGlobal: QuickJSHandle;
+  makeRequire: QuickJSHandle;
+  newModule: QuickJSHandle;
+}
+
 /** Handles of the formatting helpers (loaded on first use), owned by the sandbox. */
 export interface FormatHelpers {
   format: QuickJSHandle;

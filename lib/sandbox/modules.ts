@@ -16,6 +16,9 @@ export interface NativeModule {
   values?: Record<string, HostValue>;
 }
 
+/** A module, or a function that makes it on first use (idle sandboxes then pay nothing for it). */
+export type NativeModuleSource = NativeModule | (() => NativeModule);
+
 /** What the native-function bridge needs from its sandbox. */
 export interface HostCallSite {
   readonly ctx: QuickJSContext;
@@ -65,37 +68,74 @@ export function newNativeFunction(site: HostCallSite, name: string, fn: NativeFu
   });
 }
 
+/** `Error: Cannot find module 'name'` with `code: "MODULE_NOT_FOUND"`, as Node words it. */
+export function moduleNotFound(ctx: QuickJSContext, name: string, why = ""): QuickJSHandle {
+  const err = ctx.newError({ name: "Error", message: `Cannot find module '${name}'${why ? `: ${why}` : ""}` });
+  const code = ctx.newString("MODULE_NOT_FOUND");
+  ctx.setProp(err, "code", code);
+  code.dispose();
+  return err;
+}
+
+/** Loads what `require` names when it is not a native module (source files, see loader.ts);
+ * `importer` is the requiring file, when the call came from a file's own `require`. */
+export type RequireFallback = (name: string, importer: string | undefined) => VmCallResult<QuickJSHandle>;
+
 /**
  * `require(name)` for the sandbox. Module objects are built on first use and cached (frozen), so
  * sandbox creation does not pay for modules that are never required.
  */
 export class ModuleRegistry {
   private readonly cache = new Map<string, QuickJSHandle>();
+  private readonly made = new Map<string, NativeModule>();
 
   constructor(
     private readonly site: HostCallSite,
-    private readonly modules: Readonly<Record<string, NativeModule>>,
+    private readonly modules: Readonly<Record<string, NativeModuleSource>>,
   ) {}
 
-  /** The `require` function value (owned by the caller). */
-  newRequire(): QuickJSHandle {
+  has(name: string): boolean {
+    return Object.hasOwn(this.modules, name);
+  }
+
+  private module(name: string): NativeModule {
+    let mod = this.made.get(name);
+    if (!mod) {
+      const source = this.modules[name]!;
+      mod = typeof source === "function" ? source() : source;
+      this.made.set(name, mod);
+    }
+    return mod;
+  }
+
+  /** Export names of a native module (for `import` of it). */
+  keys(name: string): string[] {
+    if (!this.has(name)) return [];
+    const mod = this.module(name);
+    return [...Object.keys(mod.values ?? {}), ...Object.keys(mod.functions ?? {})];
+  }
+
+  /** The (cached, frozen) module object; the caller owns the returned handle. */
+  get(name: string): QuickJSHandle {
+    const cached = this.cache.get(name);
+    if (cached) return cached.dup();
+    const handle = this.build(name, this.module(name));
+    this.cache.set(name, handle);
+    return handle.dup();
+  }
+
+  /** The `require(name, importer?)` function value (owned by the caller). */
+  newRequire(fallback?: RequireFallback): QuickJSHandle {
     const { ctx } = this.site;
-    return ctx.newFunction("require", (nameHandle?: QuickJSHandle): VmCallResult<QuickJSHandle> => {
+    return ctx.newFunction("require", (nameHandle?: QuickJSHandle, importerHandle?: QuickJSHandle): VmCallResult<QuickJSHandle> => {
       const name = nameHandle && ctx.typeof(nameHandle) === "string" ? ctx.getString(nameHandle) : undefined;
       if (name === undefined) return { error: ctx.newError({ name: "TypeError", message: "require: the module name must be a string" }) };
-      const cached = this.cache.get(name);
-      if (cached) return { value: cached.dup() };
-      if (!Object.hasOwn(this.modules, name)) {
-        const err = ctx.newError({ name: "Error", message: `Cannot find module '${name}'` });
-        const code = ctx.newString("MODULE_NOT_FOUND");
-        ctx.setProp(err, "code", code);
-        code.dispose();
-        return { error: err };
+      if (!this.has(name)) {
+        const importer = importerHandle && ctx.typeof(importerHandle) === "string" ? ctx.getString(importerHandle) : undefined;
+        return fallback ? fallback(name, importer) : { error: moduleNotFound(ctx, name) };
       }
       try {
-        const handle = this.build(name, this.modules[name]!);
-        this.cache.set(name, handle);
-        return { value: handle.dup() };
+        return { value: this.get(name) };
       } catch (err) {
         return { error: hostErrorToSandbox(ctx, err) };
       }

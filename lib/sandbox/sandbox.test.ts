@@ -1,32 +1,16 @@
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createSandbox,
-  loadQuickJS,
   SandboxBusyError,
   SandboxDisposedError,
   type EvaluateOptions,
   type HostValue,
   type Sandbox,
-  type SandboxEngine,
   type SandboxEvent,
-  type SandboxOptions,
 } from "./index.ts";
+import { sandboxesPerTest } from "./testing.ts";
 
-let engine: SandboxEngine;
-const live: Sandbox[] = [];
-
-beforeAll(async () => {
-  engine = await loadQuickJS();
-});
-afterEach(() => {
-  for (const s of live.splice(0)) s.dispose();
-});
-
-function sandbox(options: SandboxOptions = {}): Sandbox {
-  const s = createSandbox(engine, options);
-  live.push(s);
-  return s;
-}
+const { sandbox, engine } = sandboxesPerTest();
 
 async function run(s: Sandbox, code: string, options: EvaluateOptions = {}) {
   const events: SandboxEvent[] = [];
@@ -271,7 +255,7 @@ describe("modules", () => {
 
 describe("lifecycle", () => {
   it("throws a typed error after dispose", async () => {
-    const s = createSandbox(engine);
+    const s = createSandbox(engine());
     s.dispose();
     s.dispose(); // idempotent
     await expect(s.evaluate("1")).rejects.toBeInstanceOf(SandboxDisposedError);
@@ -289,7 +273,7 @@ describe("lifecycle", () => {
 
   it("dispose during a host wait ends the evaluation with SandboxDisposedError", async () => {
     const slow = { functions: { wait: () => new Promise<number>((r) => setTimeout(() => r(1), 50)) } };
-    const s = createSandbox(engine, { modules: { slow } });
+    const s = createSandbox(engine(), { modules: { slow } });
     const p = s.evaluate("await require('slow').wait()");
     setTimeout(() => s.dispose(), 5);
     await expect(p).rejects.toBeInstanceOf(SandboxDisposedError);

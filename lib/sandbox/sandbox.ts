@@ -9,21 +9,24 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, VmCallResult } from "quickjs-emscripten-core";
 import { newConsoleEmitter, type ConsoleLevel } from "./console.ts";
 import type { SandboxEngine } from "./engine.ts";
-import { SandboxBrokenError, SandboxBusyError, SandboxDisposedError, SandboxError, SandboxMarshalError } from "./errors.ts";
+import { SandboxBrokenError, SandboxBusyError, SandboxDisposedError, SandboxError, SandboxMarshalError, SandboxOptionsError } from "./errors.ts";
 import { Budget, resolveLimits, utf8Length, type EvaluationLimits, type LimitName, type SandboxLimits } from "./limits.ts";
-import { Marshal, MAX_VALUE_JSON_CHARS, type BootHelpers, type ErrorInfo, type FormatHelpers, type HostValue, type ValueInfo } from "./marshal.ts";
-import { hostErrorToSandbox, ModuleRegistry, newNativeFunction, type HostCallSite, type NativeFunction, type NativeModule } from "./modules.ts";
-import { BOOTSTRAP_SOURCE, PRELUDE_SOURCE } from "./prelude.ts";
+import { Marshal, MAX_VALUE_JSON_CHARS, type BootHelpers, type ErrorInfo, type FormatHelpers, type HostValue, type LoaderHelpers, type ValueInfo } from "./marshal.ts";
+import { SourceLoader, type SourceResolver } from "./loader.ts";
+import { hostErrorToSandbox, ModuleRegistry, newNativeFunction, type HostCallSite, type NativeFunction, type NativeModuleSource } from "./modules.ts";
+import { BOOTSTRAP_SOURCE, LOADER_SOURCE, PRELUDE_SOURCE } from "./prelude.ts";
 import { MAX_NESTING, mayUseAwait, nestingDepth } from "./source.ts";
 
 export interface SandboxOptions {
   limits?: Partial<SandboxLimits>;
   /** Capture console output as events (default true); false makes console methods no-ops. */
   console?: boolean;
-  /** Native modules available through `require(name)`. */
-  modules?: Record<string, NativeModule>;
+  /** Native modules available through `require(name)` (a function makes its module on first use). */
+  modules?: Record<string, NativeModuleSource>;
   /** Globals defined at creation: copied data, or host functions. */
   globals?: Record<string, HostValue | NativeFunction>;
+  /** Native modules also exposed as globals: `{ globalName: moduleName }`. */
+  moduleGlobals?: Record<string, string>;
   /** Evaluate all code in strict mode. */
   strict?: boolean;
 }
@@ -33,18 +36,24 @@ export type SandboxEvent =
   | { type: "value"; payload: ValueInfo }
   | { type: "exception"; payload: ErrorInfo };
 
-export type EvaluateMode = "repl" | "script";
+export type EvaluateMode = "repl" | "script" | "module";
 export type EvaluateStatus = "ok" | "error" | "timeout" | "limit_exceeded";
 
 export interface EvaluateOptions {
   /** Shown in stack traces; default `<repl>` or `<script>`. */
   filename?: string;
-  /** `repl` (default) reports the completion value as a `value` event; `script` does not. */
+  /** `repl` (default) reports the completion value as a `value` event; `script` does not;
+   * `module` evaluates the code as an ES module (`import`/`export`, top-level await) and
+   * reports nothing either. */
   mode?: EvaluateMode;
   /** Called synchronously as each event is produced. */
   onEvent?: (event: SandboxEvent) => void;
   /** Per-evaluation overrides of the sandbox limits. */
   limits?: Partial<EvaluationLimits>;
+  /** Globals defined (copied) for this evaluation only; what was there before is put back. */
+  globals?: Record<string, HostValue>;
+  /** Files that `require` and `import` may load during this evaluation (see loader.ts). */
+  sources?: SourceResolver;
 }
 
 export interface EvaluateResult {
@@ -64,6 +73,7 @@ const MiB = 1024 * 1024;
 /** JS_EVAL_FLAG_ASYNC: top-level await in a global script; the result is a promise of {value}. */
 const EVAL_FLAG_ASYNC = 1 << 7;
 const EVAL_FLAG_STRICT = 8;
+const EVAL_TYPE_MODULE = 1;
 /** Extra heap granted while reading an out-of-memory error, so its message can be copied out. */
 const OOM_HEADROOM = 4 * MiB;
 const NO_EVENTS = (): void => {};
@@ -76,6 +86,10 @@ interface HostCall {
 /** State of the evaluation in progress. */
 interface Run {
   mode: EvaluateMode | "call";
+  filename: string;
+  sources?: SourceResolver;
+  /** Per-evaluation globals to put back: name and the previous descriptor (owned). */
+  saved?: { name: string; previous: QuickJSHandle }[];
   onEvent: (event: SandboxEvent) => void;
   /** The promise being awaited (owned). */
   promise?: QuickJSHandle;
@@ -97,7 +111,9 @@ export class Sandbox implements HostCallSite {
   private readonly strict: boolean;
   private readonly boot!: BootHelpers;
   private formatting: FormatHelpers | undefined;
+  private loading: LoaderHelpers | undefined;
   private readonly registry!: ModuleRegistry;
+  private readonly loader!: SourceLoader;
   private state: State = "idle";
   private brokenReason = "";
   private run: Run | undefined;
@@ -129,7 +145,7 @@ export class Sandbox implements HostCallSite {
         return f ? { value: f.format.dup() } : { error: this.ctx.newError({ name: "InternalError", message: "out of memory" }) };
       });
       owned.push(load);
-      const req = this.registry.newRequire();
+      const req = this.registry.newRequire((name, importer) => this.loader.require(name, importer));
       owned.push(req);
       const factory = ctx.unwrapResult(ctx.evalCode(BOOTSTRAP_SOURCE, "<sandbox>", { type: "global", strict: true }));
       owned.push(factory);
@@ -140,7 +156,21 @@ export class Sandbox implements HostCallSite {
       for (const h of owned) h.dispose();
       owned.length = 0;
       this.marshal = new Marshal(ctx, this.boot, () => this.loadFormatting());
+      this.loader = new SourceLoader(ctx, () => this.loaderHelpers(), this.registry, this.strict, () => this.run);
+      rt.setModuleLoader(
+        (name) => this.loader.load(name),
+        (base, specifier) => this.loader.normalize(base, specifier),
+      );
       for (const [name, value] of Object.entries(options.globals ?? {})) this.setGlobal(name, value);
+      for (const [name, module] of Object.entries(options.moduleGlobals ?? {})) {
+        if (!this.registry.has(module)) throw new SandboxOptionsError(`moduleGlobals.${name}: no native module named ${JSON.stringify(module)}`);
+        const h = this.registry.get(module);
+        try {
+          this.defineGlobal(name, h, false);
+        } finally {
+          h.dispose();
+        }
+      }
     } catch (err) {
       for (const h of owned) if (h.alive) h.dispose();
       this.disposeHelpers();
@@ -173,11 +203,27 @@ export class Sandbox implements HostCallSite {
     return this.formatting;
   }
 
+  /** Compiles the per-evaluation-global and CommonJS helpers on first use. */
+  private loaderHelpers(): LoaderHelpers {
+    if (this.loading) return this.loading;
+    const ctx = this.ctx;
+    const fn = ctx.unwrapResult(ctx.evalCode(LOADER_SOURCE, "<sandbox>", { type: "global", strict: true }));
+    const list = ctx.callFunction(fn, ctx.undefined, this.boot.intrinsics);
+    fn.dispose();
+    const handle = ctx.unwrapResult(list);
+    const at = (i: number): QuickJSHandle => ctx.getProp(handle, i);
+    this.loading = { swapGlobal: at(0), restoreGlobal: at(1), makeRequire: at(2), newModule: at(3) };
+    handle.dispose();
+    return this.loading;
+  }
+
   private disposeHelpers(): void {
-    const partial = this as unknown as { boot?: BootHelpers; registry?: ModuleRegistry };
-    for (const group of [partial.boot, this.formatting]) if (group) for (const h of Object.values(group)) if (h.alive) h.dispose();
+    const partial = this as unknown as { boot?: BootHelpers; registry?: ModuleRegistry; loader?: SourceLoader };
+    for (const group of [partial.boot, this.formatting, this.loading]) if (group) for (const h of Object.values(group)) if (h.alive) h.dispose();
     this.formatting = undefined;
+    this.loading = undefined;
     partial.registry?.dispose();
+    partial.loader?.dispose();
   }
 
   /** True once disposed. */
@@ -207,9 +253,8 @@ export class Sandbox implements HostCallSite {
    * outcome; rejects only for host-side problems (disposed, busy, broken, onEvent threw).
    */
   async evaluate(code: string, options: EvaluateOptions = {}): Promise<EvaluateResult> {
-    const mode = options.mode ?? "repl";
-    this.begin(mode, options);
-    return this.drive(() => this.startEval(code, options.filename ?? (mode === "repl" ? "<repl>" : "<script>")));
+    this.begin(options.mode ?? "repl", options);
+    return this.drive(() => this.startEval(code, options.globals));
   }
 
   /**
@@ -217,13 +262,12 @@ export class Sandbox implements HostCallSite {
    * reported as a pending promise. For callers that provide only synchronous host functions.
    */
   evaluateSync(code: string, options: EvaluateOptions = {}): EvaluateResult {
-    const mode = options.mode ?? "repl";
-    this.begin(mode, options);
-    return this.driveSync(() => this.startEval(code, options.filename ?? (mode === "repl" ? "<repl>" : "<script>")));
+    this.begin(options.mode ?? "repl", options);
+    return this.driveSync(() => this.startEval(code, options.globals));
   }
 
   /** Evaluates a library file into the global scope (script mode). */
-  loadLibrary(name: string, source: string, options: Omit<EvaluateOptions, "mode" | "filename"> = {}): Promise<EvaluateResult> {
+  loadLibrary(name: string, source: string, options: Omit<EvaluateOptions, "mode" | "filename" | "sources"> = {}): Promise<EvaluateResult> {
     return this.evaluate(source, { ...options, filename: name, mode: "script" });
   }
 
@@ -231,7 +275,7 @@ export class Sandbox implements HostCallSite {
    * Calls the global function `name` with copied arguments; the (awaited) return value is the
    * result's `value`. Same limits and events as `evaluate` (no `value` event).
    */
-  async call(name: string, args: HostValue[] = [], options: Omit<EvaluateOptions, "mode" | "filename"> = {}): Promise<EvaluateResult> {
+  async call(name: string, args: HostValue[] = [], options: Omit<EvaluateOptions, "mode" | "filename" | "globals"> = {}): Promise<EvaluateResult> {
     this.begin("call", options);
     return this.drive(() => this.startCall(name, args));
   }
@@ -260,6 +304,47 @@ export class Sandbox implements HostCallSite {
     r.value.dispose();
   }
 
+  /** Defines the per-evaluation globals; returns the sandbox error when one cannot be defined. */
+  private swapGlobals(run: Run, globals: Record<string, HostValue>): QuickJSHandle | undefined {
+    const ctx = this.ctx;
+    let helpers: LoaderHelpers;
+    try {
+      helpers = this.loaderHelpers();
+    } catch {
+      return ctx.newError({ name: "InternalError", message: "out of memory" });
+    }
+    run.saved = [];
+    for (const [name, value] of Object.entries(globals)) {
+      let v: QuickJSHandle;
+      try {
+        v = this.marshal.fromHost(value);
+      } catch (err) {
+        return hostErrorToSandbox(ctx, new TypeError(`global ${name}: ${(err as Error).message}`));
+      }
+      const key = ctx.newString(name);
+      const r = ctx.callFunction(helpers.swapGlobal, ctx.undefined, key, v);
+      key.dispose();
+      v.dispose();
+      if (r.error) return r.error;
+      run.saved.push({ name, previous: r.value });
+    }
+    return undefined;
+  }
+
+  private restoreGlobals(saved: { name: string; previous: QuickJSHandle }[]): void {
+    const ctx = this.ctx;
+    for (const { name, previous } of saved.reverse()) {
+      if (this.state !== "disposed" && this.state !== "broken") {
+        const key = ctx.newString(name);
+        const r = ctx.callFunction(this.loading!.restoreGlobal, ctx.undefined, key, previous);
+        key.dispose();
+        (r.error ?? r.value).dispose();
+      }
+      previous.dispose();
+    }
+    saved.length = 0;
+  }
+
   /** Frees the runtime and every handle. Idempotent. */
   dispose(): void {
     if (this.state === "disposed") return;
@@ -275,6 +360,7 @@ export class Sandbox implements HostCallSite {
     try {
       this.cancelHostCalls();
       if (this.run?.promise?.alive) this.run.promise.dispose();
+      for (const { previous } of this.run?.saved?.splice(0) ?? []) if (previous.alive) previous.dispose();
       this.disposeHelpers();
       this.ctx.dispose();
       this.rt.dispose();
@@ -282,10 +368,6 @@ export class Sandbox implements HostCallSite {
       // A broken runtime may fail its own consistency checks on free; its memory is leaked.
       if (!wasBroken) throw err;
     }
-  }
-
-  [Symbol.dispose](): void {
-    this.dispose();
   }
 
   // ---- host promises -------------------------------------------------------------------------
@@ -357,11 +439,12 @@ export class Sandbox implements HostCallSite {
     if (this.state === "broken") throw new SandboxBrokenError(this.brokenReason);
   }
 
-  private begin(mode: Run["mode"], options: Omit<EvaluateOptions, "mode" | "filename">): void {
+  private begin(mode: Run["mode"], options: EvaluateOptions): void {
     this.assertUsable();
     if (this.state === "running") throw new SandboxBusyError();
     this.state = "running";
-    this.run = { mode, onEvent: options.onEvent ?? NO_EVENTS, wrapped: false };
+    const filename = options.filename ?? (mode === "repl" ? "<repl>" : mode === "call" ? "<call>" : "<script>");
+    this.run = { mode, filename, sources: options.sources, onEvent: options.onEvent ?? NO_EVENTS, wrapped: false };
     const l = this.limits;
     const o = options.limits;
     this.budget.begin(
@@ -413,6 +496,7 @@ export class Sandbox implements HostCallSite {
     if (run.promise?.alive) run.promise.dispose();
     run.promise = undefined;
     this.budget.end();
+    if (run.saved) this.restoreGlobals(run.saved);
     if (this.run === run) this.run = undefined;
     if (this.state === "running") this.state = "idle";
     if (this.disposeRequested) this.dispose();
@@ -436,7 +520,7 @@ export class Sandbox implements HostCallSite {
     }
   }
 
-  private startEval(code: string, filename: string): void {
+  private startEval(code: string, globals: Record<string, HostValue> | undefined): void {
     const run = this.run!;
     const ctx = this.ctx;
     this.deliverSettled();
@@ -444,9 +528,19 @@ export class Sandbox implements HostCallSite {
       this.finishError({ name: "SyntaxError", message: `nesting too deep (more than ${MAX_NESTING} levels)`, stack: "" });
       return;
     }
-    const wrapped = mayUseAwait(code);
-    const flags = (wrapped ? EVAL_FLAG_ASYNC : 0) | (this.strict ? EVAL_FLAG_STRICT : 0);
-    const r = ctx.evalCode(code, filename, flags);
+    if (globals) {
+      const failed = this.swapGlobals(run, globals);
+      if (failed) return this.finishThrown(failed);
+    }
+    let r: VmCallResult<QuickJSHandle>;
+    let wrapped = false;
+    if (run.mode === "module") {
+      // Named by version like imported modules, so an import of the entry file finds this one.
+      r = ctx.evalCode(code, this.loader.moduleName(run.filename, code), EVAL_TYPE_MODULE);
+    } else {
+      wrapped = mayUseAwait(code);
+      r = ctx.evalCode(code, run.filename, (wrapped ? EVAL_FLAG_ASYNC : 0) | (this.strict ? EVAL_FLAG_STRICT : 0));
+    }
     if (r.error) {
       this.finishThrown(r.error);
       return;
@@ -519,7 +613,7 @@ export class Sandbox implements HostCallSite {
       }
       if ("notAPromise" in state && state.notAPromise) {
         run.promise = undefined;
-        const info = run.mode === "script" ? undefined : this.marshal.describe(h);
+        const info = run.mode === "script" || run.mode === "module" ? undefined : this.marshal.describe(h);
         h.dispose();
         if (this.budget.breached) return this.finishBreached();
         return this.finishValue(info);
@@ -602,11 +696,12 @@ export class Sandbox implements HostCallSite {
       if (!this.budget.admit(0)) return this.finishBreached();
       this.emit({ type: "value", payload: info });
     }
-    run.result = this.result("ok", info && run.mode !== "script" ? { value: info } : {});
+    run.result = this.result("ok", info && run.mode !== "script" && run.mode !== "module" ? { value: info } : {});
   }
 
   /** A thrown sandbox value (handle consumed). */
   private finishThrown(errorHandle: QuickJSHandle): void {
+    if (this.budget.heapRefused) this.budget.breached ??= "memory";
     if (this.budget.breached) {
       errorHandle.dispose();
       return this.finishBreached();
@@ -614,12 +709,14 @@ export class Sandbox implements HostCallSite {
     // The error may be an out-of-memory: lend some heap to copy its message out.
     const limit = Math.floor(this.limits.memMb * MiB);
     this.rt.setMemoryLimit(limit + OOM_HEADROOM);
+    this.budget.growthExempt = true;
     let info: ErrorInfo;
     try {
       info = this.marshal.describeError(errorHandle);
     } finally {
       errorHandle.dispose();
       this.rt.setMemoryLimit(limit);
+      this.budget.growthExempt = false;
     }
     if (this.budget.breached) return this.finishBreached();
     this.finishError(info);
@@ -645,7 +742,7 @@ export class Sandbox implements HostCallSite {
     else if (limit === "memory") {
       // Same outcome as QuickJS's own out-of-memory error.
       const error = { name: "InternalError", message: "out of memory", stack: "InternalError: out of memory" };
-      if (this.budget.admit(0)) this.emit({ type: "exception", payload: error });
+      if (this.budget.admit(0, true)) this.emit({ type: "exception", payload: error });
       run.result = this.result("error", { error, limit });
     } else run.result = this.result("error", { error: { name: "Error", message: "evaluation stopped", stack: "" } });
   }
@@ -657,6 +754,19 @@ function wasmMemoryOf(engine: SandboxEngine): WebAssembly.Memory | undefined {
   } catch {
     return undefined; // a variant without access to its memory: QuickJS's own limit only
   }
+}
+
+// `using sb = createSandbox(...)` where the runtime has explicit resource management (defined
+// at run time: not every TypeScript lib this file is checked with declares Symbol.dispose).
+const disposeSymbol = (Symbol as unknown as { dispose?: symbol }).dispose;
+if (disposeSymbol) {
+  Object.defineProperty(Sandbox.prototype, disposeSymbol, {
+    configurable: true,
+    writable: true,
+    value(this: Sandbox) {
+      this.dispose();
+    },
+  });
 }
 
 /** Creates a sandbox on a loaded engine (see `loadQuickJS`). */

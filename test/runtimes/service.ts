@@ -21,6 +21,9 @@ export interface StartOptions {
   /** Health path polled until the service answers. */
   healthPath?: string;
   timeoutMs?: number;
+  /** workerd: the `--persist-to` directory (default: a fresh one per port). Starting again with the
+   * same directory finds the Durable Object storage and R2 contents the last process left. */
+  persistTo?: string;
 }
 
 export interface RunningService {
@@ -30,6 +33,8 @@ export interface RunningService {
   /** Everything the process printed so far (for assertions on logs and for failure reports). */
   output(): string;
   stop(): Promise<void>;
+  /** Ends the process at once with SIGKILL (a crash: no shutdown hooks run). */
+  kill(): Promise<void>;
 }
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -76,7 +81,7 @@ function command(runtime: RuntimeName, service: ServiceName, port: number, optio
         "--inspector-port",
         String(port + 1),
         "--persist-to",
-        `.wrangler/test-state/${service}-${port}`,
+        options.persistTo ?? `.wrangler/test-state/${service}-${port}`,
         "--log-level",
         "warn",
         "--show-interactive-dev-session=false",
@@ -130,11 +135,11 @@ export async function startService(
   child.stdout!.on("data", (d) => (log += d));
   child.stderr!.on("data", (d) => (log += d));
   const baseUrl = `http://127.0.0.1:${port}`;
-  const stop = async () => {
+  const stop = async (signal: "SIGTERM" | "SIGKILL" = "SIGTERM") => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once("exit", r));
     try {
-      process.kill(-child.pid!, "SIGTERM");
+      process.kill(-child.pid!, signal);
     } catch {
       return;
     }
@@ -152,7 +157,7 @@ export async function startService(
     await stop();
     throw err;
   }
-  return { runtime, baseUrl, port, output: () => log, stop };
+  return { runtime, baseUrl, port, output: () => log, stop: () => stop(), kill: () => stop("SIGKILL") };
 }
 
 async function freePortPair(): Promise<number> {

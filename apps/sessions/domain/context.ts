@@ -1,0 +1,33 @@
+/**
+ * What the session service's domain functions work with: the stores, the live runtimes, the
+ * clock, and the two pieces of in-memory state (busy sessions, executions in flight). One object
+ * per app, built by `createSessionService`; nothing here is global.
+ */
+import type { SqlStore } from "../../../lib/db/store.ts";
+import type { FileTree } from "../../../lib/files/tree.ts";
+import type { Logger } from "../../../lib/log.ts";
+import type { LiveRuntimes, ModuleName } from "../live/types.ts";
+import type { LibraryDirectory } from "./libraries.ts";
+import type { Clock } from "./records.ts";
+import type { ExecutionRecorder, RecorderOptions } from "./recorder.ts";
+
+export interface ServiceContext {
+  store: SqlStore;
+  live: LiveRuntimes;
+  /** Where session worktrees live: the host file system, or R2 on workerd. */
+  worktrees: FileTree;
+  libraries: LibraryDirectory;
+  /** The deployment's module catalog (a subset of MODULE_CATALOG). */
+  modules: readonly ModuleName[];
+  clock: Clock;
+  newId: () => string;
+  logger: Logger;
+  /** Sessions with an execution in flight. Checked and set with no await in between, so two
+   * simultaneous requests cannot both pass (SESSION_BUSY). */
+  busy: Set<string>;
+  /** Recorders of the executions in flight, by execution id (the SSE stream follows them). */
+  recorders: Map<string, ExecutionRecorder>;
+  recorderOptions?: RecorderOptions;
+  /** Set when the service shuts down: runtimes closing under executions is expected then. */
+  stopping: boolean;
+}

@@ -1,0 +1,174 @@
+/**
+ * Running code in a session, and reading executions back.
+ *
+ * Order of checks, so that a refused request changes nothing: the run-file path as a string
+ * (INVALID_PATH), the session (SESSION_NOT_FOUND, SESSION_NOT_READY), the busy claim
+ * (SESSION_BUSY, decided synchronously), the file through the worktree FileTree (INVALID_PATH for
+ * a symlink out, FILE_NOT_FOUND). Only then is the `running` row stored and the code run.
+ *
+ * Outcomes: ok / error (a throw) / timeout are 201; limit_exceeded is 422 OUTPUT_LIMIT_EXCEEDED
+ * after the execution and its events up to the limit are stored. A runtime that dies under the
+ * execution ends it as `error` with a `system` event, and the session becomes `crashed`.
+ */
+import type { ExecutionOutcome, ExecutionRequest } from "../live/types.ts";
+import { markCrashed } from "../store/sessions.ts";
+import * as db from "../store/executions.ts";
+import type { ServiceContext } from "./context.ts";
+import { executionNotFound, liveErrorCode, SessionServiceError } from "./errors.ts";
+import { checkRelativePath, readFileIn } from "./files.ts";
+import { ExecutionRecorder, type ExecutionEnd } from "./recorder.ts";
+import { timestamp, type EventRecord, type ExecutionRecord } from "./records.ts";
+import { requireSession } from "./sessions.ts";
+
+export type RunInput =
+  | { kind: "repl"; session_id: string; input: string }
+  | { kind: "run_file"; session_id: string; path: string; args: Record<string, unknown>; env: Record<string, unknown> };
+
+export interface RunResult {
+  execution: ExecutionRecord;
+  events: EventRecord[];
+}
+
+export async function runExecution(ctx: ServiceContext, input: RunInput): Promise<RunResult> {
+  const rel = input.kind === "run_file" ? checkRelativePath(input.path, { path: input.path }) : undefined;
+  const session = await requireSession(ctx, input.session_id);
+  if (session.status !== "ready") {
+    throw new SessionServiceError("SESSION_NOT_READY", `session ${session.id} is ${session.status}, not ready`, { status: session.status });
+  }
+  // Check and claim with no await in between: of two simultaneous requests exactly one passes.
+  if (ctx.busy.has(session.id)) throw new SessionServiceError("SESSION_BUSY", `session ${session.id} is running another execution`);
+  ctx.busy.add(session.id);
+  try {
+    let request: ExecutionRequest;
+    if (input.kind === "run_file") {
+      const source = await readFileIn(ctx.worktrees, session.worktree_path, rel!, { path: input.path });
+      request = { kind: "run_file", path: rel!, source, args: input.args, env: input.env };
+    } else {
+      request = { kind: "repl", input: input.input };
+    }
+    const execution: ExecutionRecord = {
+      id: ctx.newId(),
+      session_id: session.id,
+      kind: input.kind,
+      ...(input.kind === "repl" ? { input: input.input } : { path: rel! }),
+      args: input.kind === "run_file" ? input.args : {},
+      env: input.kind === "run_file" ? input.env : {},
+      status: "running",
+      started_at: timestamp(ctx.clock()),
+      metrics: { duration_ms: 0, events: 0, output_bytes: 0 },
+    };
+    const recorder = await ExecutionRecorder.start(ctx.store, ctx.clock, execution, ctx.recorderOptions);
+    ctx.recorders.set(execution.id, recorder);
+    try {
+      const { end, failure } = await runLive(ctx, session.id, request, recorder);
+      const done = await recorder.finish(end);
+      if (failure) throw new SessionServiceError(failure.code, failure.message, { execution_id: done.id });
+      if (done.status === "limit_exceeded") {
+        throw new SessionServiceError("OUTPUT_LIMIT_EXCEEDED", done.error?.message ?? "output limit exceeded", {
+          execution_id: done.id,
+          limit: done.error?.limit,
+        });
+      }
+      return { execution: done, events: [...recorder.events] };
+    } finally {
+      ctx.recorders.delete(execution.id);
+    }
+  } finally {
+    ctx.busy.delete(session.id);
+  }
+}
+
+const LIMIT_NAMES: Record<string, string> = {
+  cpu_ms: "cpu_ms (CPU time)",
+  wall_ms: "wall_ms (wall-clock time)",
+  max_events: "max_events (event count)",
+  max_output_kb: "max_output_kb (output size)",
+  memory: "mem_mb (memory)",
+};
+
+function limitMessage(outcome: ExecutionOutcome): string {
+  const limit = outcome.limit ? LIMIT_NAMES[outcome.limit] ?? outcome.limit : "a limit";
+  return `execution stopped: ${limit} limit exceeded`;
+}
+
+/** What `finish` stores for an outcome the runtime reported. */
+function endOf(outcome: ExecutionOutcome): ExecutionEnd {
+  const base = { status: outcome.status, duration_ms: outcome.metrics.duration_ms, output_bytes: outcome.metrics.output_bytes };
+  switch (outcome.status) {
+    case "ok":
+      return { ...base, result: outcome.result };
+    case "error":
+      return { ...base, error: outcome.error ?? { message: "error", stack: "" } };
+    default:
+      return { ...base, error: { message: limitMessage(outcome), ...(outcome.limit && { limit: outcome.limit }) } };
+  }
+}
+
+/**
+ * Runs the request on the live runtime. A timeout gets a closing `system` event (level error)
+ * unless the runtime sent one. A rejection becomes an `error` end with a `system` event; for a
+ * lost runtime the session is marked crashed, and rejections that mean "not now" also carry the
+ * error the response should be.
+ */
+async function runLive(
+  ctx: ServiceContext,
+  sessionId: string,
+  request: ExecutionRequest,
+  recorder: ExecutionRecorder,
+): Promise<{ end: ExecutionEnd; failure?: SessionServiceError }> {
+  const started = ctx.clock();
+  try {
+    const outcome = await ctx.live.execute(sessionId, request, (event) => void recorder.record(event));
+    const last = recorder.events.at(-1);
+    if (outcome.status !== "timeout") return { end: endOf(outcome) };
+    // The runtime sends the timeout's system event unless max_events left no room; the decision
+    // (a timeout always has one) is kept here, and its words become the error message.
+    const closing = last?.type === "system" ? last : recorder.record({ type: "system", payload: { message: limitMessage(outcome), level: "error" } });
+    const end = endOf(outcome);
+    return { end: { ...end, error: { ...end.error!, message: String(closing.payload.message) } } };
+  } catch (err) {
+    const code = liveErrorCode(err);
+    const reason = err instanceof Error ? err.message : String(err);
+    let message: string;
+    let failure: SessionServiceError | undefined;
+    if (ctx.stopping) {
+      // The runtime went away because the daemon is stopping; the session row is closed by the
+      // restart recovery of the next start (it is not the session's fault: not crashed).
+      message = "the daemon shut down while this execution was running";
+    } else if (code === "RUNTIME_LOST") {
+      message = `runtime lost: ${reason}`;
+      await markCrashed(ctx.store, [sessionId], message);
+    } else if (code === "SESSION_NOT_LIVE") {
+      message = `the session's runtime is not alive: ${reason}`;
+      await markCrashed(ctx.store, [sessionId], message);
+      failure = new SessionServiceError("SESSION_NOT_READY", message);
+    } else if (code === "SESSION_BUSY") {
+      message = `the session is running another execution`;
+      failure = new SessionServiceError("SESSION_BUSY", message);
+    } else {
+      ctx.logger.error("execution failed in the runtime", { session_id: sessionId, execution_id: recorder.id, error: reason });
+      message = "internal error while running the execution";
+      await ctx.live.close(sessionId);
+      await markCrashed(ctx.store, [sessionId], message);
+      failure = new SessionServiceError("INTERNAL", message);
+    }
+    recorder.record({ type: "system", payload: { message, level: "error" } });
+    return { end: { status: "error", error: { message }, duration_ms: ctx.clock() - started, output_bytes: 0 }, failure };
+  }
+}
+
+export async function requireExecution(ctx: ServiceContext, id: string): Promise<ExecutionRecord> {
+  const execution = await db.getExecution(ctx.store, id);
+  if (!execution) throw executionNotFound(id);
+  return execution;
+}
+
+export async function listExecutions(ctx: ServiceContext, sessionId: string, limit: number): Promise<ExecutionRecord[]> {
+  await requireSession(ctx, sessionId);
+  return db.listExecutions(ctx.store, sessionId, limit);
+}
+
+export async function listEvents(ctx: ServiceContext, executionId: string, afterSeq: number): Promise<EventRecord[]> {
+  await requireExecution(ctx, executionId);
+  return db.listEvents(ctx.store, executionId, afterSeq);
+}

@@ -1,0 +1,143 @@
+/**
+ * Session lifecycle: create (row `starting`, runtime opened, then `ready`), close, the restart
+ * recovery that runs when the service starts, and runtimes the live layer reports lost.
+ *
+ * A failure after the row exists marks it `crashed` with `last_error`, leaves nothing live, and
+ * the error names the session in `details.session_id`: INVALID_PATH / FILE_NOT_FOUND for a
+ * startup file that escapes the worktree or is missing, STARTUP_FAILED for anything that goes
+ * wrong in the runtime (a library or startup file that throws, a library gone from the directory).
+ */
+import type { SessionSpec } from "../live/types.ts";
+import * as db from "../store/sessions.ts";
+import { failExecutionsOfPreviousRun } from "../store/executions.ts";
+import { getSettings, listCapabilities, listEntries, listStartupFiles } from "../store/templates.ts";
+import type { ServiceContext } from "./context.ts";
+import { liveErrorCode, SessionServiceError, sessionNotFound } from "./errors.ts";
+import { readFileIn } from "./files.ts";
+import { readLibrary } from "./libraries.ts";
+import { timestamp, type SessionRecord, type SessionStatus } from "./records.ts";
+import { defaultSettings } from "./settings.ts";
+import { requireTemplate } from "./templates.ts";
+
+export const RESTART_SESSION_ERROR = "the runtime did not survive a restart of the daemon";
+export const RESTART_EXECUTION_ERROR = "the daemon restarted while this execution was running";
+
+export interface CreateSessionInput {
+  template_id: string;
+  workspace_id: string;
+  base_commit_oid: string;
+  worktree_path: string;
+}
+
+const invalidWorktree = (message: string, worktree_path: string) =>
+  new SessionServiceError("VALIDATION_ERROR", message, { issues: [{ path: "worktree_path", message }], worktree_path });
+
+export async function createSession(ctx: ServiceContext, input: CreateSessionInput): Promise<SessionRecord> {
+  await requireTemplate(ctx, input.template_id);
+  const root = input.worktree_path;
+  if (!root.startsWith("/")) throw invalidWorktree("worktree_path must be an absolute path", root);
+  if ((await ctx.worktrees.kind(root, "")) !== "directory") throw invalidWorktree("worktree_path is not an existing directory", root);
+
+  const session: SessionRecord = { id: ctx.newId(), ...input, status: "starting", created_at: timestamp(ctx.clock()) };
+  await db.insertSession(ctx.store, session);
+  try {
+    await ctx.live.open(await sessionSpec(ctx, session));
+  } catch (err) {
+    const failure = startupFailure(err, session.id);
+    if (failure.code === "INTERNAL") ctx.logger.error("session startup failed", { session_id: session.id, error: String(err) });
+    await db.markCrashed(ctx.store, [session.id], failure.message);
+    throw failure;
+  }
+  let ready: boolean;
+  try {
+    ready = await db.markReady(ctx.store, session.id);
+  } catch (err) {
+    await ctx.live.close(session.id); // not reported ready, so not left running
+    throw err;
+  }
+  if (!ready) {
+    // Closed while it was starting: the close already stored its state; discard the runtime.
+    await ctx.live.close(session.id);
+    return requireSession(ctx, session.id);
+  }
+  return { ...session, status: "ready" };
+}
+
+/** Everything the runtime needs, read from the template and the files now. */
+async function sessionSpec(ctx: ServiceContext, session: SessionRecord): Promise<SessionSpec> {
+  const templateId = session.template_id;
+  const [settings, capabilities, modules, libraries, startupFiles] = await Promise.all([
+    getSettings(ctx.store, templateId),
+    listCapabilities(ctx.store, templateId),
+    listEntries(ctx.store, "template_modules", templateId),
+    listEntries(ctx.store, "template_libraries", templateId),
+    listStartupFiles(ctx.store, templateId),
+  ]);
+  const unavailable = modules.filter((m) => !(ctx.modules as readonly string[]).includes(m.name));
+  if (unavailable.length > 0) {
+    throw new SessionServiceError("STARTUP_FAILED", `module ${unavailable[0]!.name} is not in this daemon's module catalog`);
+  }
+  const librarySources: SessionSpec["libraries"] = [];
+  for (const { name } of libraries) {
+    const source = await readLibrary(ctx.libraries, name);
+    if (source === undefined) throw new SessionServiceError("STARTUP_FAILED", `library ${name} is no longer in the library directory`);
+    librarySources.push({ name, source });
+  }
+  const startup: SessionSpec["startupFiles"] = [];
+  for (const file of startupFiles) {
+    const source = await readFileIn(ctx.worktrees, session.worktree_path, file.path, { path: file.path });
+    startup.push({ path: file.path, order_index: file.order_index, source });
+  }
+  return {
+    sessionId: session.id,
+    worktreePath: session.worktree_path,
+    settings: settings ?? defaultSettings(),
+    capabilities: capabilities.map(({ kind, name, enabled, config }) => ({ kind, name, enabled, config })),
+    modules: modules.map((m) => m.name),
+    libraries: librarySources,
+    startupFiles: startup,
+  };
+}
+
+function startupFailure(err: unknown, sessionId: string): SessionServiceError {
+  if (err instanceof SessionServiceError) return new SessionServiceError(err.code, err.message, { ...err.details, session_id: sessionId });
+  if (liveErrorCode(err) === "STARTUP_FAILED") {
+    return new SessionServiceError("STARTUP_FAILED", (err as Error).message, { session_id: sessionId });
+  }
+  return new SessionServiceError("INTERNAL", "session startup failed: internal error", { session_id: sessionId });
+}
+
+export async function requireSession(ctx: ServiceContext, id: string): Promise<SessionRecord> {
+  const session = await db.getSession(ctx.store, id);
+  if (!session) throw sessionNotFound(id);
+  return session;
+}
+
+export const listSessions = (ctx: ServiceContext, status?: SessionStatus) => db.listSessions(ctx.store, status);
+
+/**
+ * `starting`/`ready` → `closed` (stored first, then the runtime discarded). Idempotent: a closed
+ * session comes back as it is, and so does a crashed one (it has no runtime to discard).
+ */
+export async function closeSession(ctx: ServiceContext, id: string): Promise<SessionRecord> {
+  const session = await requireSession(ctx, id);
+  if (session.status !== "starting" && session.status !== "ready") return session;
+  await db.markClosed(ctx.store, id, timestamp(ctx.clock()));
+  await ctx.live.close(id);
+  return requireSession(ctx, id);
+}
+
+/** At start: nothing is live yet, so what the last process had alive is closed, and its
+ * running executions end as errors. */
+export async function recoverAfterRestart(ctx: ServiceContext): Promise<{ sessions: number; executions: number }> {
+  const at = timestamp(ctx.clock());
+  const executions = await failExecutionsOfPreviousRun(ctx.store, at, RESTART_EXECUTION_ERROR);
+  const sessions = await db.closeSessionsOfPreviousRun(ctx.store, at, RESTART_SESSION_ERROR);
+  return { sessions, executions };
+}
+
+/** The live layer lost these runtimes outside any call (a crashed or hung worker). */
+export async function runtimesLost(ctx: ServiceContext, ids: string[], reason: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db.markCrashed(ctx.store, ids, `runtime lost: ${reason}`);
+}

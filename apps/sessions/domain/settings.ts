@@ -1,0 +1,35 @@
+/**
+ * Template settings: the spec's defaults, and the deep merge a settings PATCH applies. Values are
+ * validated by the request schema (routes/schemas.ts) before they get here; lists replace, objects
+ * merge key by key.
+ */
+import type { Settings } from "../live/types.ts";
+
+export type { Settings };
+
+export function defaultSettings(): Settings {
+  return {
+    limits: { cpu_ms: 5000, wall_ms: 30000, mem_mb: 128, max_events: 1000, max_output_kb: 512 },
+    resolver: { roots: [], extensions: [".js", ".mjs"], allow_absolute_repo_imports: false },
+    runtime: { esm: false, strict: false, console: true },
+  };
+}
+
+/** A partial settings document: any group, any field of it. */
+export type SettingsPatch = { [G in keyof Settings]?: Partial<Settings[G]> };
+
+export function mergeSettings(current: Settings, patch: SettingsPatch): Settings {
+  return {
+    limits: { ...current.limits, ...patch.limits },
+    resolver: { ...current.resolver, ...patch.resolver },
+    runtime: { ...current.runtime, ...patch.runtime },
+  };
+}
+
+/**
+ * Settings as stored (JSON text) back to a full document. Rows written by an older version may
+ * lack a field added later: the default fills it, so a stored document is never half a shape.
+ */
+export function parseStoredSettings(text: string): Settings {
+  return mergeSettings(defaultSettings(), JSON.parse(text) as SettingsPatch);
+}

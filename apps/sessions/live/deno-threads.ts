@@ -1,0 +1,8 @@
+/** The thread pool on Deno: Web Workers running apps/sessions/deno-thread.ts. */
+import { denoThreadSpawner } from "../../../lib/adapters/deno-threads.ts";
+import { createThreadRuntimes, type ThreadPoolOptions } from "./thread-pool.ts";
+import type { LiveRuntimes } from "./types.ts";
+
+export function createDenoThreadRuntimes(options: ThreadPoolOptions = {}): LiveRuntimes {
+  return createThreadRuntimes(denoThreadSpawner(new URL("../deno-thread.ts", import.meta.url)), options);
+}

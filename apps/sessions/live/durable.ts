@@ -1,0 +1,251 @@
+/**
+ * Live sessions on workerd: one Durable Object per session holds its SessionRuntime, so every
+ * request for a session reaches the same sandbox; worktrees come from an R2 bucket.
+ *
+ * - `sessionRuntimeObject(options)` makes the Durable Object class (export it from the worker
+ *   entry under the class name the binding names). It speaks a small HTTP protocol:
+ *   `POST /open` (SessionSpec), `POST /execute` (ExecutionRequest; the answer streams NDJSON
+ *   lines `{"event"}` as they are produced, then `{"outcome"}` or `{"error"}`), `POST /close`.
+ * - `durableRuntimes(namespace)` is the LiveRuntimes the REST layer uses, over the stubs.
+ *
+ * Caveat (measured): in local workerd (wrangler dev, miniflare) every Durable Object and Worker
+ * runs on ONE thread, so a running execution holds that thread for up to `cpu_ms` and every other
+ * request waits (a 2 s loop delayed /health by 1.8 s). In production, objects run apart. While a
+ * runtime is live the object keeps a timer pending so the runtime is not evicted when idle.
+ */
+import { r2FileTree, type R2BucketLike } from "../../../lib/files/r2.ts";
+import { loadQuickJS, type SandboxEngine } from "../../../lib/sandbox/index.ts";
+import { SessionRuntime } from "./session-runtime.ts";
+import {
+  LiveRuntimeError,
+  type ExecutionOutcome,
+  type ExecutionRequest,
+  type LiveErrorCode,
+  type LiveEvent,
+  type LiveRuntimeOptions,
+  type LiveRuntimes,
+  type ModuleName,
+  type SessionSpec,
+} from "./types.ts";
+
+export interface SessionRuntimeObjectOptions<Env> {
+  /** `@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm`, imported as a module. */
+  wasmModule: WebAssembly.Module;
+  /** The R2 binding that holds the worktrees (keys `<worktree path without leading slash>/<file>`). */
+  worktrees(env: Env): R2BucketLike;
+  /** Variables `env` capabilities may expose (default: the string-valued bindings of `env`). */
+  hostEnv?(env: Env): Record<string, string | undefined>;
+  /** The deployment's module catalog (default: all of MODULE_CATALOG). */
+  modules?(env: Env): readonly ModuleName[];
+  /** Hard cap of the object's QuickJS heap, MiB (default 256). */
+  maxHeapMb?: number;
+}
+
+/** The slice of a Durable Object stub used here. */
+export interface SessionObjectStub {
+  fetch(input: string, init?: { method?: string; body?: string; headers?: Record<string, string> }): Promise<Response>;
+}
+
+/** The slice of a `DurableObjectNamespace` binding used here (structural: no workers types). */
+export interface SessionObjectNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): SessionObjectStub;
+}
+
+type WireError = { code?: LiveErrorCode; message: string };
+type Line = { event: LiveEvent } | { outcome: ExecutionOutcome } | { error: WireError };
+
+const KEEP_ALIVE_MS = 30_000;
+
+function json(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+}
+
+function wireError(err: unknown): WireError {
+  return { code: err instanceof LiveRuntimeError ? err.code : undefined, message: err instanceof Error ? err.message : String(err) };
+}
+
+function stringBindings(env: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries((env ?? {}) as Record<string, unknown>)) if (typeof v === "string") out[k] = v;
+  return out;
+}
+
+/** The Durable Object class holding one session's runtime. */
+export function sessionRuntimeObject<Env>(options: SessionRuntimeObjectOptions<Env>) {
+  let engine: Promise<SandboxEngine> | undefined;
+  return class SessionRuntimeObject {
+    private runtime: SessionRuntime | undefined;
+    private keepAlive: ReturnType<typeof setInterval> | undefined;
+    private readonly live: LiveRuntimeOptions;
+
+    constructor(_ctx: unknown, env: Env) {
+      this.live = {
+        worktrees: r2FileTree(options.worktrees(env)),
+        hostEnv: options.hostEnv ? options.hostEnv(env) : stringBindings(env),
+        modules: options.modules?.(env),
+      };
+    }
+
+    async fetch(request: Request): Promise<Response> {
+      const { pathname } = new URL(request.url);
+      try {
+        if (request.method === "POST" && pathname === "/open") return await this.open((await request.json()) as SessionSpec);
+        if (request.method === "POST" && pathname === "/execute") return this.execute((await request.json()) as ExecutionRequest);
+        if (request.method === "POST" && pathname === "/close") {
+          this.close();
+          return new Response(null, { status: 204 });
+        }
+        return json(404, { message: "not found" });
+      } catch (err) {
+        return json(500, wireError(err));
+      }
+    }
+
+    private async open(spec: SessionSpec): Promise<Response> {
+      this.close(); // a leftover of an earlier life of this id
+      engine ??= loadQuickJS({ wasmModule: options.wasmModule, maxHeapMb: options.maxHeapMb ?? 256 });
+      try {
+        this.runtime = await SessionRuntime.open(await engine, spec, this.live);
+      } catch (err) {
+        return json(422, wireError(err instanceof LiveRuntimeError ? err : new LiveRuntimeError("STARTUP_FAILED", (err as Error).message)));
+      }
+      // A pending timer keeps an idle object (and its sandbox) from being evicted.
+      this.keepAlive = setInterval(() => {}, KEEP_ALIVE_MS);
+      return new Response(null, { status: 204 });
+    }
+
+    private execute(request: ExecutionRequest): Response {
+      const runtime = this.runtime;
+      if (!runtime?.live) return json(404, { code: "SESSION_NOT_LIVE", message: "this session has no live runtime" });
+      if (runtime.busy) return json(409, { code: "SESSION_BUSY", message: "the session is already running an execution" });
+      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+      const writer = writable.getWriter();
+      const encoder = new TextEncoder();
+      const send = (line: Line) => void writer.write(encoder.encode(JSON.stringify(line) + "\n")).catch(() => {});
+      const done = runtime.execute(request, (event) => send({ event })).then(
+        (outcome) => send({ outcome }),
+        (err: unknown) => send({ error: wireError(err) }),
+      );
+      void done.finally(() => {
+        if (!runtime.live) this.close();
+        void writer.close().catch(() => {});
+      });
+      return new Response(readable, { headers: { "content-type": "application/x-ndjson" } });
+    }
+
+    private close(): void {
+      if (this.keepAlive !== undefined) clearInterval(this.keepAlive);
+      this.keepAlive = undefined;
+      this.runtime?.close();
+      this.runtime = undefined;
+    }
+  };
+}
+
+/** Splits a byte stream into lines. */
+async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut: number;
+    while ((cut = buffer.indexOf("\n")) >= 0) {
+      yield buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 1);
+    }
+  }
+  if (buffer.trim()) yield buffer;
+}
+
+export interface DurableRuntimesOptions {
+  /** Not called on workerd (a lost object is reported by the call that finds it gone). */
+  onLost?: LiveRuntimeOptions["onLost"];
+}
+
+/**
+ * LiveRuntimes over session objects: the caller's in-memory view (which ids are live, which are
+ * busy) plus one stub per session. `close` always reaches the object, so closing ids after a
+ * restart frees any runtime left from before.
+ */
+export function durableRuntimes(namespace: SessionObjectNamespace, _options: DurableRuntimesOptions = {}): LiveRuntimes {
+  const live = new Set<string>();
+  const busy = new Set<string>();
+  const stub = (sessionId: string) => namespace.get(namespace.idFromName(sessionId));
+  const post = (sessionId: string, path: string, body?: unknown) =>
+    stub(sessionId).fetch(`https://session${path}`, { method: "POST", body: body === undefined ? undefined : JSON.stringify(body), headers: { "content-type": "application/json" } });
+  const lost = (sessionId: string, why: string) => {
+    live.delete(sessionId);
+    return new LiveRuntimeError("RUNTIME_LOST", why);
+  };
+
+  async function close(sessionId: string): Promise<void> {
+    live.delete(sessionId);
+    const res = await post(sessionId, "/close");
+    await res.body?.cancel();
+  }
+
+  return {
+    async open(spec) {
+      if (live.has(spec.sessionId)) throw new LiveRuntimeError("STARTUP_FAILED", `session ${spec.sessionId} is already live`);
+      let res: Response;
+      try {
+        res = await post(spec.sessionId, "/open", spec);
+      } catch (err) {
+        throw new LiveRuntimeError("STARTUP_FAILED", `the session's object failed: ${(err as Error).message}`);
+      }
+      if (!res.ok) {
+        const err = (await res.json().catch(() => ({ message: `HTTP ${res.status}` }))) as WireError;
+        throw new LiveRuntimeError("STARTUP_FAILED", err.message);
+      }
+      live.add(spec.sessionId);
+    },
+
+    async execute(sessionId, request, onEvent) {
+      if (!live.has(sessionId)) throw new LiveRuntimeError("SESSION_NOT_LIVE", `session ${sessionId} is not live`);
+      if (busy.has(sessionId)) throw new LiveRuntimeError("SESSION_BUSY", `session ${sessionId} is already running an execution`);
+      busy.add(sessionId);
+      try {
+        let res: Response;
+        try {
+          res = await post(sessionId, "/execute", request);
+        } catch (err) {
+          throw lost(sessionId, `the session's object failed: ${(err as Error).message}`);
+        }
+        if (!res.ok) {
+          const err = (await res.json().catch(() => ({ message: `HTTP ${res.status}` }))) as WireError;
+          if (err.code === "SESSION_NOT_LIVE") throw lost(sessionId, "the session's object no longer holds its runtime (it was evicted or restarted)");
+          throw new LiveRuntimeError(err.code ?? "RUNTIME_LOST", err.message);
+        }
+        try {
+          for await (const text of lines(res.body!)) {
+            const line = JSON.parse(text) as Line;
+            if ("event" in line) onEvent(line.event);
+            else if ("outcome" in line) return line.outcome;
+            else {
+              if (line.error.code === "RUNTIME_LOST") live.delete(sessionId);
+              throw new LiveRuntimeError(line.error.code ?? "RUNTIME_LOST", line.error.message);
+            }
+          }
+        } catch (err) {
+          if (err instanceof LiveRuntimeError) throw err;
+          throw lost(sessionId, `the session's object failed during the execution: ${(err as Error).message}`);
+        }
+        throw lost(sessionId, "the session's object ended the execution without an outcome");
+      } finally {
+        busy.delete(sessionId);
+      }
+    },
+
+    close,
+
+    liveIds: () => [...live],
+
+    async shutdown() {
+      await Promise.all([...live].map((id) => close(id).catch(() => {})));
+    },
+  };
+}

@@ -1,0 +1,8 @@
+/** The thread pool on Node: worker threads running apps/sessions/node-thread.ts. */
+import { nodeThreadSpawner } from "../../../lib/adapters/node-threads.ts";
+import { createThreadRuntimes, type ThreadPoolOptions } from "./thread-pool.ts";
+import type { LiveRuntimes } from "./types.ts";
+
+export function createNodeThreadRuntimes(options: ThreadPoolOptions = {}): LiveRuntimes {
+  return createThreadRuntimes(nodeThreadSpawner(new URL("../node-thread.ts", import.meta.url)), options);
+}

@@ -1,0 +1,204 @@
+/**
+ * One session's sandbox, runtime-free: built from the SessionSpec (limits, console, strict,
+ * modules and capabilities, libraries, startup files), it runs REPL inputs and worktree files
+ * and turns the sandbox's results into the service's events and outcomes.
+ *
+ * Event budget: `max_events` counts every event of an execution, `input_echo` and the timeout's
+ * `system` event included. The sandbox gets `max_events - 1` (the echo comes first); the
+ * `system` event of a timeout is emitted only while the count is below `max_events`.
+ *
+ * Run-file: the file is evaluated as a script in the session's global scope (an ES module with
+ * `runtime.esm`), with the globals `args` (the request's object) and `env` (host variables that
+ * `env` capabilities allow, overlaid by the request's `env`) defined for that run only; what was
+ * there before is put back afterwards.
+ */
+import { resolveRelativePath } from "../../../lib/files/paths.ts";
+import {
+  createSandbox,
+  SandboxBrokenError,
+  SandboxDisposedError,
+  SandboxError,
+  type EvaluateResult,
+  type HostValue,
+  type Sandbox,
+  type SandboxEngine,
+  type SandboxEvent,
+  type SourceResolver,
+} from "../../../lib/sandbox/index.ts";
+import { importResolver, prefetchImports, type ImportResolver } from "./imports.ts";
+import { sessionCatalog } from "./modules/catalog.ts";
+import {
+  LiveRuntimeError,
+  type ExecutionOutcome,
+  type ExecutionRequest,
+  type LiveEvent,
+  type LiveRuntimeOptions,
+  type SessionSpec,
+} from "./types.ts";
+
+const LIMIT_NAMES = { cpu_ms: "cpu_ms", wall_ms: "wall_ms", max_events: "max_events", max_output_bytes: "max_output_kb", memory: "memory" } as const;
+
+/** A sandbox result in words, for startup failures and the timeout's system event. */
+function describeFailure(r: EvaluateResult, spec: SessionSpec): string {
+  const l = spec.settings.limits;
+  switch (r.status) {
+    case "error":
+      return r.error ? r.error.stack.split("\n")[0] || `${r.error.name}: ${r.error.message}` : "error";
+    case "timeout":
+      return r.limit === "wall_ms" ? `timed out (wall_ms limit of ${l.wall_ms} ms)` : `timed out (cpu_ms limit of ${l.cpu_ms} ms)`;
+    case "limit_exceeded":
+      return r.limit === "max_output_bytes" ? `output limit exceeded (max_output_kb ${l.max_output_kb})` : `event limit exceeded (max_events ${l.max_events})`;
+    default:
+      return "ok";
+  }
+}
+
+function toLiveEvent(e: SandboxEvent): LiveEvent {
+  if (e.type === "exception") return { type: "exception", payload: { message: e.payload.message, stack: e.payload.stack } };
+  return { type: e.type, payload: { ...e.payload } };
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+export class SessionRuntime {
+  private running = false;
+  private closed = false;
+  private readonly natives: ReadonlySet<string>;
+
+  private constructor(
+    private readonly sandbox: Sandbox,
+    private spec: SessionSpec,
+    private readonly options: LiveRuntimeOptions,
+    private readonly resolver: ImportResolver,
+    private readonly env: Record<string, string>,
+    natives: string[],
+  ) {
+    this.natives = new Set(natives);
+  }
+
+  /**
+   * Creates the sandbox, loads the libraries into the global scope, runs the startup files in
+   * the given order. Any failure is LiveRuntimeError STARTUP_FAILED naming what failed; nothing
+   * is left alive.
+   */
+  static async open(engine: SandboxEngine, spec: SessionSpec, options: LiveRuntimeOptions): Promise<SessionRuntime> {
+    const catalog = sessionCatalog(spec, options);
+    const { limits, runtime } = spec.settings;
+    let sandbox: Sandbox;
+    try {
+      sandbox = createSandbox(engine, {
+        limits: { cpuMs: limits.cpu_ms, wallMs: limits.wall_ms, memMb: limits.mem_mb, maxEvents: limits.max_events, maxOutputBytes: limits.max_output_kb * 1024 },
+        console: runtime.console,
+        strict: runtime.strict,
+        modules: catalog.modules,
+        moduleGlobals: catalog.moduleGlobals,
+      });
+    } catch (err) {
+      throw new LiveRuntimeError("STARTUP_FAILED", `the sandbox could not be created: ${(err as Error).message}`);
+    }
+    const session = new SessionRuntime(sandbox, spec, options, importResolver(spec.settings.resolver), catalog.env, Object.keys(catalog.modules));
+    try {
+      await session.startup();
+      // The sources of libraries and startup files are not needed any more.
+      session.spec = { ...spec, libraries: [], startupFiles: [] };
+      return session;
+    } catch (err) {
+      sandbox.dispose();
+      if (err instanceof LiveRuntimeError) throw err;
+      throw new LiveRuntimeError("STARTUP_FAILED", `startup failed: ${(err as Error).message ?? String(err)}`);
+    }
+  }
+
+  private async startup(): Promise<void> {
+    const spec = this.spec;
+    for (const lib of spec.libraries) {
+      const r = await this.sandbox.loadLibrary(lib.name, lib.source);
+      if (r.status !== "ok") throw new LiveRuntimeError("STARTUP_FAILED", `library "${lib.name}" failed: ${describeFailure(r, spec)}`);
+    }
+    for (const file of spec.startupFiles) {
+      const name = "/" + resolveRelativePath(file.path);
+      const sources = await this.prefetch(name, file.source);
+      const r = await this.sandbox.evaluate(file.source, { mode: spec.settings.runtime.esm ? "module" : "script", filename: name, sources });
+      if (r.status !== "ok") throw new LiveRuntimeError("STARTUP_FAILED", `startup file "${file.path}" failed: ${describeFailure(r, spec)}`);
+    }
+  }
+
+  private prefetch(name: string | undefined, source: string): Promise<SourceResolver | undefined> {
+    return prefetchImports(this.options.worktrees, this.spec.worktreePath, this.resolver, { name, source }, this.natives);
+  }
+
+  get busy(): boolean {
+    return this.running;
+  }
+
+  get live(): boolean {
+    return !this.closed;
+  }
+
+  /**
+   * Runs one execution; `onEvent` gets every event in order as it is produced. Throws
+   * LiveRuntimeError SESSION_BUSY while another runs, SESSION_NOT_LIVE after close, RUNTIME_LOST
+   * when the sandbox broke (it is then closed) or was closed under the execution.
+   */
+  async execute(request: ExecutionRequest, onEvent: (event: LiveEvent) => void): Promise<ExecutionOutcome> {
+    if (this.closed) throw new LiveRuntimeError("SESSION_NOT_LIVE", `session ${this.spec.sessionId} is not live`);
+    if (this.running) throw new LiveRuntimeError("SESSION_BUSY", `session ${this.spec.sessionId} is already running an execution`);
+    this.running = true;
+    try {
+      return await this.run(request, onEvent);
+    } catch (err) {
+      if (err instanceof SandboxBrokenError) {
+        this.close();
+        throw new LiveRuntimeError("RUNTIME_LOST", `the session's sandbox broke and was discarded: ${err.message}`);
+      }
+      if (err instanceof SandboxDisposedError) throw new LiveRuntimeError("RUNTIME_LOST", "the session was closed while the execution ran");
+      if (err instanceof SandboxError) throw new LiveRuntimeError("RUNTIME_LOST", err.message);
+      throw err;
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async run(request: ExecutionRequest, onEvent: (event: LiveEvent) => void): Promise<ExecutionOutcome> {
+    const started = performance.now();
+    const { limits, runtime } = this.spec.settings;
+    let events = 0;
+    const emit = (e: LiveEvent) => {
+      events++;
+      onEvent(e);
+    };
+    const metrics = (outputBytes: number) => ({ duration_ms: round(performance.now() - started), events, output_bytes: outputBytes });
+    if (limits.max_events < 1) return { status: "limit_exceeded", limit: "max_events", metrics: metrics(0) };
+
+    const isRepl = request.kind === "repl";
+    const name = isRepl ? undefined : "/" + resolveRelativePath(request.path);
+    const code = isRepl ? request.input : request.source;
+    emit({ type: "input_echo", payload: isRepl ? { text: request.input } : { path: request.path } });
+    const sources = await this.prefetch(name, code);
+    const r = await this.sandbox.evaluate(code, {
+      mode: isRepl ? "repl" : runtime.esm ? "module" : "script",
+      filename: name,
+      sources,
+      globals: isRepl ? undefined : { args: request.args as HostValue, env: { ...this.env, ...(request.env as Record<string, HostValue>) } },
+      limits: { maxEvents: limits.max_events - 1, wallMs: Math.max(0, limits.wall_ms - (performance.now() - started)) },
+      onEvent: (e) => emit(toLiveEvent(e)),
+    });
+
+    const outcome: ExecutionOutcome = { status: r.status, metrics: metrics(r.outputBytes) };
+    if (r.value) outcome.result = { ...r.value };
+    if (r.error) outcome.error = { message: r.error.message, stack: r.error.stack };
+    if (r.limit) outcome.limit = LIMIT_NAMES[r.limit];
+    if (r.status === "timeout" && events < limits.max_events) {
+      emit({ type: "system", payload: { message: `execution ${describeFailure(r, this.spec)}`, level: "error" } });
+    }
+    outcome.metrics = metrics(r.outputBytes);
+    return outcome;
+  }
+
+  /** Frees the sandbox. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.sandbox.dispose();
+  }
+}

@@ -1,0 +1,49 @@
+/** The host file system as a FileTree on Node (confinement rules in lib/files/host.ts). */
+import { lstat, mkdir, readdir, readFile, realpath, rm, unlink, writeFile } from "node:fs/promises";
+import type { Dirent, Stats } from "node:fs";
+import { hostFileTree, type HostEntryKind } from "../files/host.ts";
+import type { FileTree } from "../files/tree.ts";
+
+function kindOf(s: Stats | Dirent): HostEntryKind {
+  return s.isSymbolicLink() ? "symlink" : s.isFile() ? "file" : s.isDirectory() ? "directory" : "other";
+}
+
+function missing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP";
+}
+
+export function nodeFileTree(): FileTree {
+  return hostFileTree({
+    async realPath(path) {
+      try {
+        return await realpath(path);
+      } catch (err) {
+        if (missing(err)) return undefined;
+        throw err;
+      }
+    },
+    async lstatKind(path) {
+      try {
+        return kindOf(await lstat(path));
+      } catch (err) {
+        if (missing(err)) return undefined;
+        throw err;
+      }
+    },
+    readText: (path) => readFile(path, "utf8"),
+    writeText: (path, text) => writeFile(path, text, "utf8"),
+    async makeDirectory(path) {
+      try {
+        await mkdir(path);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      }
+    },
+    async readDir(path) {
+      return (await readdir(path, { withFileTypes: true })).map((d) => ({ name: d.name, kind: kindOf(d) }));
+    },
+    removeFile: (path) => unlink(path),
+    removeTree: (path) => rm(path, { recursive: true }),
+  });
+}
