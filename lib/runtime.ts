@@ -48,3 +48,24 @@ export function parseListenAddress(value: string): ListenAddress {
   if (!m || port > 65535) throw new Error(`invalid address "${value}": expected host:port`);
   return { hostname: m[1] ?? (m[2] || "127.0.0.1"), port };
 }
+
+/**
+ * The hooks behind `HostRuntime.onShutdown`: run once, in the order added, then exit. `listen`
+ * is called with the runner when the first hook is added (the adapter subscribes to signals).
+ */
+export function shutdownSequence(listen: (run: () => Promise<void>) => void, exit: (code: number) => void) {
+  const hooks: (() => Promise<void> | void)[] = [];
+  let started = false;
+  const run = async () => {
+    if (started) return;
+    started = true;
+    for (const fn of hooks) await fn();
+    exit(0);
+  };
+  return {
+    add(fn: () => Promise<void> | void): void {
+      if (hooks.length === 0) listen(run);
+      hooks.push(fn);
+    },
+  };
+}

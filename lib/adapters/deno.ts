@@ -1,5 +1,5 @@
 /** HostRuntime for Deno: Deno.serve for sockets, Deno's file API for files. */
-import type { HostRuntime } from "../runtime.ts";
+import { shutdownSequence, type HostRuntime } from "../runtime.ts";
 
 // Deno's types are not part of this TypeScript project; this is the slice used here.
 declare const Deno: {
@@ -35,14 +35,13 @@ function normalize(path: string): string {
 
 export function denoRuntime(): HostRuntime {
   const encoder = new TextEncoder();
-  const shutdownHooks: (() => Promise<void> | void)[] = [];
-  let shuttingDown = false;
-  const shutdown = async () => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    for (const fn of shutdownHooks) await fn();
-    Deno.exit(0);
-  };
+  const shutdown = shutdownSequence(
+    (run) => {
+      Deno.addSignalListener("SIGINT", run);
+      Deno.addSignalListener("SIGTERM", run);
+    },
+    (code) => Deno.exit(code),
+  );
   const resolvePath = (...segments: string[]) =>
     normalize(segments.reduce((acc, s) => (isAbsolute(s) ? s : `${acc}/${s}`), Deno.cwd()));
   return {
@@ -75,13 +74,7 @@ export function denoRuntime(): HostRuntime {
         );
       });
     },
-    onShutdown(fn) {
-      if (shutdownHooks.length === 0) {
-        Deno.addSignalListener("SIGINT", shutdown);
-        Deno.addSignalListener("SIGTERM", shutdown);
-      }
-      shutdownHooks.push(fn);
-    },
+    onShutdown: (fn) => shutdown.add(fn),
     print: (line) => void Deno.stdout.writeSync(encoder.encode(line + "\n")),
     printError: (line) => void Deno.stderr.writeSync(encoder.encode(line + "\n")),
     exit: (code) => Deno.exit(code),

@@ -3,17 +3,16 @@ import { serve } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { mkdir, readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { HostRuntime } from "../runtime.ts";
+import { shutdownSequence, type HostRuntime } from "../runtime.ts";
 
 export function nodeRuntime(): HostRuntime {
-  const shutdownHooks: (() => Promise<void> | void)[] = [];
-  let shuttingDown = false;
-  const shutdown = async () => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    for (const fn of shutdownHooks) await fn();
-    process.exit(0);
-  };
+  const shutdown = shutdownSequence(
+    (run) => {
+      process.once("SIGINT", run);
+      process.once("SIGTERM", run);
+    },
+    (code) => process.exit(code),
+  );
   return {
     name: "node",
     args: process.argv.slice(2),
@@ -60,13 +59,7 @@ export function nodeRuntime(): HostRuntime {
         server.once("error", reject);
       });
     },
-    onShutdown(fn) {
-      if (shutdownHooks.length === 0) {
-        process.once("SIGINT", shutdown);
-        process.once("SIGTERM", shutdown);
-      }
-      shutdownHooks.push(fn);
-    },
+    onShutdown: (fn) => shutdown.add(fn),
     print: (line) => void process.stdout.write(line + "\n"),
     printError: (line) => void process.stderr.write(line + "\n"),
     exit: (code) => process.exit(code),
