@@ -15,7 +15,7 @@ export default defineConfig({
   test: {
     reporters: ["default", "./test/runtimes/summary-reporter.ts"],
     projects: [
-      { test: { name: "unit", include: ["lib/**/*.test.ts", "apps/**/*.test.ts", "test/browser/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 60_000 } },
+      { test: { name: "unit", include: ["lib/**/*.test.ts", "apps/**/*.test.ts", "test/browser/**/*.test.ts", "examples/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 60_000 } },
       contract("node"),
       contract("deno"),
       contract("workerd"),

@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import { nodeRuntime } from "../../lib/adapters/node.ts";
 import type { HostRuntime, RunningServer } from "../../lib/runtime.ts";
@@ -109,6 +111,46 @@ describe("print-config", () => {
   });
 });
 
+describe("profiles", () => {
+  const PROFILES = "/xdg/idp/profiles.yaml";
+  const file = { [PROFILES]: "team:\n  oidc:\n    client-id: team-app\nstaging:\n  oidc:\n    client-id: staging-app\n" };
+
+  test("chosen by --profile or IDP_PROFILE; the flag wins; default is optional", async () => {
+    const byEnv = fakeRuntime({ XDG_CONFIG_HOME: "/xdg", IDP_PROFILE: "team" }, file);
+    await runIdpCli(byEnv.runtime, ["print-config"]);
+    expect(byEnv.out.join("\n")).toContain("client-id: team-app # profile:team");
+    expect(byEnv.out[0]).toContain("profile team (env:IDP_PROFILE); profiles file /xdg/idp/profiles.yaml");
+    const byFlag = fakeRuntime({ XDG_CONFIG_HOME: "/xdg", IDP_PROFILE: "team" }, file);
+    await runIdpCli(byFlag.runtime, ["print-config", "--profile", "staging"]);
+    expect(byFlag.out.join("\n")).toContain("client-id: staging-app # profile:staging");
+    // Neither a file without `default` nor no file at all is an error for the default profile.
+    for (const files of [file, {}]) {
+      const plain = fakeRuntime({ XDG_CONFIG_HOME: "/xdg" }, files);
+      expect(await exitCode(runIdpCli(plain.runtime, ["print-config"]))).toBe(0);
+      expect(plain.out.join("\n")).toContain("client-id: dev-client # default");
+    }
+  });
+
+  test("every broken profile setup stops with one line naming what to fix", async () => {
+    const cases: [Record<string, string>, Record<string, string>, string[], RegExp][] = [
+      [{ IDP_PROFILE: "ci" }, {}, [], /^idp: profile "ci" \(from env:IDP_PROFILE\) needs the profiles file \/xdg\/idp\/profiles.yaml, which does not exist$/],
+      [{}, file, ["--profile", "prod"], /^idp: profile "prod" \(from flag:--profile\) is not in \/xdg\/idp\/profiles.yaml \(profiles there: team, staging\)$/],
+      [{}, { [PROFILES]: "team: [\n" }, ["--profile", "team"], /^idp: profiles file \/xdg\/idp\/profiles.yaml is not valid YAML/],
+      [{}, { [PROFILES]: "- a list\n" }, [], /^idp: profiles file \/xdg\/idp\/profiles.yaml must be a map of profile names$/],
+      [{}, { [PROFILES]: "team:\n  oidc:\n    colour: blue\n" }, ["--profile", "team"], /^idp: unknown field "colour" under oidc in profile:team \(known: issuer, addr, /],
+      [{}, { [PROFILES]: "team:\n  sessions:\n    addr: x\n" }, ["--profile", "team"], /^idp: unknown section "sessions" in profile "team"/],
+      [{}, { [PROFILES]: "team:\n  oidc:\n    addr: nowhere\n" }, ["--profile", "team"], /^idp: addr from profile:team: expected HOST:PORT/],
+    ];
+    for (const [env, files, argv, message] of cases) {
+      const { runtime, out, err } = fakeRuntime({ XDG_CONFIG_HOME: "/xdg", ...env }, files);
+      expect(await exitCode(runIdpCli(runtime, ["serve-dev", "--addr", "127.0.0.1:0", ...argv])), argv.join(" ")).toBe(2);
+      expect(err, JSON.stringify(env) + argv.join(" ")).toHaveLength(1);
+      expect(err[0]).toMatch(message);
+      expect(out).toEqual([]);
+    }
+  });
+});
+
 describe("commands", () => {
   test("--help prints the usage with every field; a missing or unknown command exits 2", async () => {
     const { runtime, out } = fakeRuntime();
@@ -159,6 +201,42 @@ describe("serve-dev", () => {
     expect((await fetch(`${base}/authorize`, { method: "POST", body: form, redirect: "manual" })).status).toBe(401);
   });
 
+  test("--print-parsed-fields names the winning source of each field, one field per layer", async () => {
+    const files = {
+      "/xdg/idp/profiles.yaml": "team:\n  oidc:\n    client-id: profile-app\n    client-secret: team-secret-xyz\n    redirect-uris: [http://profile.test/cb]\n",
+      "/work/dir/idp.yaml": "oidc:\n  client-id: config-app\n  redirect-uris: [http://127.0.0.1:4000/cb]\n  issuer: http://config.test\n",
+    };
+    const env = { XDG_CONFIG_HOME: "/xdg", IDP_PROFILE: "team", IDP_CLIENT_ID: "env-app", IDP_ISSUER: "http://env.test" };
+    const { runtime, out } = fakeRuntime(env, files);
+    const argv = ["serve-dev", "http://127.0.0.1:9/realms/positional", "--config-file", "idp.yaml", "--addr", "127.0.0.1:0", "--print-parsed-fields"];
+    const server = (await runIdpCli(runtime, argv))!;
+    servers.push(server);
+    const rows = Object.fromEntries(out.join("\n").split("\n").slice(1, 8).map((line) => {
+      const [field, ...rest] = line.split(/\s{2,}/);
+      return [field, rest];
+    }));
+    expect(rows).toEqual({
+      issuer: ["http://127.0.0.1:9/realms/positional", "positional:0"],
+      addr: ["127.0.0.1:0", "flag:--addr"],
+      "client-id": ["env-app", "env:IDP_CLIENT_ID"],
+      "client-secret": ["team***", "profile:team"],
+      "redirect-uris": ["http://127.0.0.1:4000/cb", "config:idp.yaml"],
+      "users-file": ["(empty)", "default"],
+      "signing-keys-file": ["(empty)", "default"],
+    });
+    expect(out.join("\n")).toContain("(profile team (env:IDP_PROFILE); profiles file /xdg/idp/profiles.yaml)");
+    expect(out.join("\n")).not.toContain("team-secret-xyz");
+    // The server runs with exactly those values.
+    const base = `http://127.0.0.1:${server.port}`;
+    const discovery = (await (await fetch(`${base}/realms/positional/.well-known/openid-configuration`)).json()) as { issuer: string };
+    expect(discovery.issuer).toBe("http://127.0.0.1:9/realms/positional");
+    const login = new URLSearchParams({ client_id: "env-app", redirect_uri: "http://127.0.0.1:4000/cb", response_type: "code", scope: "openid", login: "x" });
+    const res = await fetch(`${base}/authorize`, { method: "POST", body: login, redirect: "manual" });
+    expect(res.headers.get("location")).toMatch(/^http:\/\/127\.0\.0\.1:4000\/cb\?code=/);
+    const token = await fetch(`${base}/token`, { method: "POST", body: new URLSearchParams({ grant_type: "client_credentials", client_id: "env-app", client_secret: "team-secret-xyz" }) });
+    expect(token.status).toBe(200);
+  });
+
   test("a positional issuer and IDP_USERS inline are honored", async () => {
     const { runtime } = fakeRuntime({ IDP_USERS: '[{"login":"dora","category":"Inline"}]' });
     const server = (await runIdpCli(runtime, ["serve-dev", "http://127.0.0.1:1/realms/dev", "--addr", "127.0.0.1:0"]))!;
@@ -189,5 +267,35 @@ describe("serve-dev", () => {
       expect(err, argv.join(" ")).toHaveLength(1);
       expect(err[0]).toMatch(message);
     }
+  });
+});
+
+describe("the real entries", () => {
+  const root = fileURLToPath(new URL("../..", import.meta.url));
+  const run = (argv: string[], env: Record<string, string>) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(argv[0]!, argv.slice(1), { cwd: root, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", ...env } }, (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  const entries = {
+    node: [process.execPath, "--import", "tsx", "apps/idp/node.ts"],
+    deno: ["node_modules/deno/deno", "run", "-A", "apps/idp/deno.ts"],
+  };
+
+  test("Node and Deno print the same configuration and the same errors", async () => {
+    const args = ["print-config", "http://127.0.0.1:5556/realms/dev", "--addr", "127.0.0.1:7000", "--redirect-uris", "http://a.test/cb,http://b.test/cb"];
+    const env = { IDP_CLIENT_SECRET: "web-app-secret" };
+    const [node, deno] = await Promise.all([run([...entries.node, ...args], env), run([...entries.deno, ...args], env)]);
+    expect(node.code, node.stderr).toBe(0);
+    expect(node.stdout).toContain("client-secret: web-*** # env:IDP_CLIENT_SECRET");
+    expect(node.stdout).toContain("issuer: http://127.0.0.1:5556/realms/dev # positional:0");
+    expect(deno.stdout).toBe(node.stdout);
+    const bad = ["print-config", "--profile", "ci"];
+    const [nodeBad, denoBad] = await Promise.all([run([...entries.node, ...bad], {}), run([...entries.deno, ...bad], {})]);
+    expect(nodeBad.code).toBe(2);
+    expect(nodeBad.stderr).toBe('idp: profile "ci" (from flag:--profile) needs the profiles file /nonexistent-home/.config/idp/profiles.yaml, which does not exist\n');
+    expect(denoBad.code).toBe(2);
+    expect(denoBad.stderr).toBe(nodeBad.stderr);
   });
 });

@@ -12,7 +12,7 @@ import { ConfigError } from "../../lib/config/errors.ts";
 import type { FlagSpecs, ParsedArgs } from "../../lib/config/flags.ts";
 import { loadSection, type LoadedSection } from "../../lib/config/load.ts";
 import { defineSection, envName, fieldNames, flagName, listField, stringField, type SectionValues } from "../../lib/config/section.ts";
-import { parse as parseYaml } from "yaml";
+import { parseYaml } from "../../lib/config/yaml.ts";
 import { parseListenAddress } from "../../lib/runtime.ts";
 import type { IdpAppOptions } from "./app.ts";
 import { parseConfiguredKeys } from "./domain/keys.ts";
@@ -132,7 +132,7 @@ export async function readUsersFile(io: ConfigIo, path: string, source: string):
   const text = await readNamedFile(io, "users-file", path, source);
   let doc: unknown;
   try {
-    doc = parseYaml(text); // YAML is a superset of JSON: one parser reads both
+    doc = await parseYaml(text); // YAML is a superset of JSON: one parser reads both
   } catch (err) {
     throw new ConfigError("CONFIG_INVALID_VALUE", `users file ${path}: not valid YAML or JSON: ${firstLine(err)}`, source, "users-file");
   }
@@ -190,9 +190,9 @@ export async function idpAppOptions(config: OidcConfig, io: ConfigIo): Promise<O
       throw new ConfigError("CONFIG_CONFLICT", `both ${variable} and ${field} (from ${sources[field]}) are set; use one`, sources[field], field);
     }
   }
-  let fromEnv: ReturnType<typeof optionsFromEnv>;
+  let fromEnv: Awaited<ReturnType<typeof optionsFromEnv>>;
   try {
-    fromEnv = optionsFromEnv(io.env);
+    fromEnv = await optionsFromEnv(io.env);
   } catch (err) {
     const variable = (err as { variable?: string }).variable;
     throw new ConfigError("CONFIG_INVALID_VALUE", firstLine(err), variable ? `env:${variable}` : undefined);

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { EnvOptionError, optionsFromEnv } from "./env-options.ts";
 
 describe("optionsFromEnv", () => {
-  it("reads every IDP_ variable", () => {
-    const options = optionsFromEnv({
+  it("reads every IDP_ variable", async () => {
+    const options = await optionsFromEnv({
       IDP_ISSUER: "{origin}/realms/dev",
       IDP_CLIENT_ID: "my-app",
       IDP_CLIENT_SECRET: "s3",
@@ -24,17 +24,17 @@ describe("optionsFromEnv", () => {
       jwksSlowMs: 0,
     });
   });
-  it("takes JSON lists and JSON users, and leaves unset variables out", () => {
-    expect(optionsFromEnv({ IDP_REDIRECT_URIS: '["http://a.test/cb"]', IDP_USERS: '[{"login":"x"}]' })).toEqual({
+  it("takes JSON lists and JSON users, and leaves unset variables out", async () => {
+    expect(await optionsFromEnv({ IDP_REDIRECT_URIS: '["http://a.test/cb"]', IDP_USERS: '[{"login":"x"}]' })).toEqual({
       redirectUris: ["http://a.test/cb"],
       users: [{ login: "x" }],
     });
-    expect(optionsFromEnv({})).toEqual({});
+    expect(await optionsFromEnv({})).toEqual({});
   });
-  it("names the variable in its errors", () => {
-    expect(() => optionsFromEnv({ IDP_SIGNING_KEYS: "{" })).toThrow(EnvOptionError);
-    expect(() => optionsFromEnv({ IDP_USERS: "users: [" })).toThrow(/IDP_USERS/);
-    expect(() => optionsFromEnv({ IDP_TOKEN_SLOW_MS: "soon" })).toThrow(/IDP_TOKEN_SLOW_MS/);
-    expect(() => optionsFromEnv({ IDP_REDIRECT_URIS: "[1]" })).toThrow(/IDP_REDIRECT_URIS/);
+  it("names the variable in its errors", async () => {
+    await expect(optionsFromEnv({ IDP_SIGNING_KEYS: "{" })).rejects.toThrow(EnvOptionError);
+    await expect(optionsFromEnv({ IDP_USERS: "users: [" })).rejects.toThrow(/IDP_USERS/);
+    await expect(optionsFromEnv({ IDP_TOKEN_SLOW_MS: "soon" })).rejects.toThrow(/IDP_TOKEN_SLOW_MS/);
+    await expect(optionsFromEnv({ IDP_REDIRECT_URIS: "[1]" })).rejects.toThrow(/IDP_REDIRECT_URIS/);
   });
 });

@@ -4,7 +4,7 @@
  *
  * `IDP_ISSUER` may contain `{origin}`, replaced per request by the request's origin (see app.ts).
  */
-import { parse as parseYaml } from "yaml";
+import { parseYaml } from "../../lib/config/yaml.ts";
 import type { IdpAppOptions } from "./app.ts";
 
 export type Env = Record<string, string | undefined>;
@@ -35,10 +35,10 @@ export function parseList(variable: string, value: string): string[] {
   return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
 }
 
-function parseDocument(variable: string, value: string): unknown {
+async function parseDocument(variable: string, value: string): Promise<unknown> {
   try {
     // YAML is a superset of JSON, so one parser reads both spellings.
-    return parseYaml(value);
+    return await parseYaml(value);
   } catch (err) {
     throw new EnvOptionError(variable, `not valid YAML or JSON (${(err as Error).message.split("\n")[0]})`);
   }
@@ -50,8 +50,11 @@ function parseMillis(variable: string, value: string): number {
   return n;
 }
 
-/** The options set by `IDP_*` variables; unset or empty variables leave the option out. */
-export function optionsFromEnv(env: Env): Partial<IdpAppOptions> {
+/**
+ * The options set by `IDP_*` variables; unset or empty variables leave the option out. Async only
+ * because the YAML parser is loaded when `IDP_USERS` needs it.
+ */
+export async function optionsFromEnv(env: Env): Promise<Partial<IdpAppOptions>> {
   const out: Partial<IdpAppOptions> = {};
   const get = (name: string) => {
     const v = env[name];
@@ -65,7 +68,7 @@ export function optionsFromEnv(env: Env): Partial<IdpAppOptions> {
   const redirects = get("IDP_REDIRECT_URIS");
   if (redirects !== undefined) out.redirectUris = parseList("IDP_REDIRECT_URIS", redirects);
   const users = get("IDP_USERS");
-  if (users !== undefined) out.users = parseDocument("IDP_USERS", users);
+  if (users !== undefined) out.users = await parseDocument("IDP_USERS", users);
   const keys = get("IDP_SIGNING_KEYS");
   if (keys !== undefined) {
     try {

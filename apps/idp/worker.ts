@@ -6,6 +6,7 @@
  * IDP_ISSUER the issuer is the request's origin.
  */
 import { DurableObject } from "cloudflare:workers";
+import type { Hono } from "hono";
 import { createLogger } from "../../lib/log.ts";
 import { createApp } from "./app.ts";
 import { optionsFromEnv } from "./env-options.ts";
@@ -18,28 +19,29 @@ export interface IdpWorkerEnv {
 }
 
 export class IdpObject extends DurableObject<IdpWorkerEnv> {
-  private app?: ReturnType<typeof createApp>;
-  private startError?: string;
+  /** Built on the first request: the app, or the configuration error every request then reports. */
+  private built?: Promise<{ app: Hono } | { error: string }>;
 
-  private build(): void {
+  private async build(): Promise<{ app: Hono } | { error: string }> {
     const logger = createLogger({ fields: { service: "idp" }, level: (this.env.LOG_LEVEL as never) ?? "info" });
     try {
       const env = Object.fromEntries(Object.entries(this.env).filter(([, v]) => typeof v === "string")) as Record<string, string>;
-      const options = optionsFromEnv(env);
-      this.app = createApp({ ...options, issuer: options.issuer ?? "{origin}", state: durableStateStore(this.ctx.storage), logger });
+      const options = await optionsFromEnv(env);
+      return { app: createApp({ ...options, issuer: options.issuer ?? "{origin}", state: durableStateStore(this.ctx.storage), logger }) };
     } catch (err) {
       // Bad configuration (users document, keys, issuer): say so on every request.
-      this.startError = (err as Error).message;
-      logger.error("idp configuration invalid", { error: this.startError });
+      const error = (err as Error).message;
+      logger.error("idp configuration invalid", { error });
+      return { error };
     }
   }
 
   override async fetch(request: Request): Promise<Response> {
-    if (!this.app && !this.startError) this.build();
-    if (!this.app) {
-      return Response.json({ error: "server_error", error_description: `configuration error: ${this.startError}` }, { status: 500 });
+    const built = await (this.built ??= this.build());
+    if ("error" in built) {
+      return Response.json({ error: "server_error", error_description: `configuration error: ${built.error}` }, { status: 500 });
     }
-    return this.app.fetch(request, {});
+    return built.app.fetch(request, {});
   }
 }
 

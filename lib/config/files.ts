@@ -7,18 +7,18 @@
  * Top-level keys (and slugs inside a profile) must be known sections, so a typo is an error rather
  * than a silently ignored block.
  */
-import { parse as parseYaml } from "yaml";
 import { ConfigError } from "./errors.ts";
 import { fromSectionMap, type Assignment, type Env } from "./layers.ts";
 import type { SectionDef } from "./section.ts";
+import { parseYaml } from "./yaml.ts";
 
 export type ReadTextFile = (path: string) => Promise<string | undefined>;
 
 const isMap = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
 
-function parseDocument(text: string, what: string, code: "CONFIG_FILE_INVALID" | "PROFILES_FILE_INVALID", source: string): unknown {
+async function parseDocument(text: string, what: string, code: "CONFIG_FILE_INVALID" | "PROFILES_FILE_INVALID", source: string): Promise<unknown> {
   try {
-    return parseYaml(text);
+    return await parseYaml(text);
   } catch (err) {
     const first = (err as Error).message.split("\n")[0];
     throw new ConfigError(code, `${what} is not valid YAML: ${first}`, source);
@@ -42,7 +42,7 @@ export async function readConfigFile(section: SectionDef, path: string, read: Re
   const source = `config:${path}`;
   const text = await read(path);
   if (text === undefined) throw new ConfigError("CONFIG_FILE_NOT_FOUND", `config file ${path} does not exist`, source);
-  const doc = parseDocument(text, `config file ${path}`, "CONFIG_FILE_INVALID", source);
+  const doc = await parseDocument(text, `config file ${path}`, "CONFIG_FILE_INVALID", source);
   return sectionsOf(section, doc, knownSections, `config file ${path}`, source, "CONFIG_FILE_INVALID");
 }
 
@@ -88,7 +88,7 @@ export async function readProfile(
     if (optional) return [];
     throw new ConfigError("PROFILES_FILE_MISSING", `profile "${choice.name}" (from ${choice.source}) needs the profiles file ${path}, which does not exist`, choice.source);
   }
-  const doc = parseDocument(text, `profiles file ${path}`, "PROFILES_FILE_INVALID", `profiles:${path}`);
+  const doc = await parseDocument(text, `profiles file ${path}`, "PROFILES_FILE_INVALID", `profiles:${path}`);
   if (doc !== null && doc !== undefined && !isMap(doc)) {
     throw new ConfigError("PROFILES_FILE_INVALID", `profiles file ${path} must be a map of profile names`, `profiles:${path}`);
   }

@@ -138,7 +138,9 @@ describe("authorization code flow", () => {
     expect(claims.email).toBe("alice@example.test");
     expect(typeof claims.email_verified).toBe("boolean");
     expect(claims.name).toBe("alice");
-    expect(typeof claims.at_hash).toBe("string");
+    // at_hash: the left half of SHA-256 of the access token, base64url (OIDC Core 3.1.3.6).
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(tokens.access_token)));
+    expect(claims.at_hash).toBe(Buffer.from(digest.subarray(0, 16)).toString("base64url"));
     expect(claims.iat).toBeGreaterThanOrEqual(before - 5);
     expect(claims.exp).toBe(claims.iat! + 3600);
     expect(claims.auth_time).toBeGreaterThanOrEqual(before - 5);

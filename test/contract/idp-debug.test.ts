@@ -253,6 +253,13 @@ describe("loopback rule", () => {
         const reset = await fetch(`${idp.base}/debug/reset`, { method: "POST", headers: { "cf-connecting-ip": "203.0.113.9" } });
         expect(reset.status).toBe(403);
         await reset.arrayBuffer();
+        // Without the header, wrangler/miniflare sets it from the socket (127.0.0.1 here); every
+        // loopback form the platform might report is served.
+        for (const address of [undefined, "127.0.0.1", "127.5.6.7", "::1", "::ffff:127.0.0.1"]) {
+          const ok = await fetch(`${idp.base}/debug`, { headers: address ? { "cf-connecting-ip": address } : {} });
+          expect(ok.status, address).toBe(200);
+          await ok.arrayBuffer();
+        }
       } else {
         expect(res.status).toBe(200);
         await res.arrayBuffer();

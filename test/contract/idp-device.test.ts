@@ -16,6 +16,7 @@ import {
   elementText,
   inputByName,
   postForm,
+  rejection,
   rp,
   startIdp,
   type Idp,
@@ -276,5 +277,39 @@ describe("polling and approval", () => {
     const page = await decide(grant.user_code, "approve");
     expect(page.status).toBe(400);
     expect(elementText(page.html, "device-result")).toContain("invalid or expired code");
+  });
+});
+
+describe("the whole grant through openid-client", () => {
+  // Each poll is openid-client's own device_code grant request (what pollDeviceAuthorizationGrant
+  // sends every `interval` seconds); the waiting between polls happens on the provider's clock.
+  const pollWithClient = (deviceCode: string) => client.genericGrantRequest(config, DEVICE_CODE_GRANT, { device_code: deviceCode });
+
+  it("pending, slow_down, approve: tokens with an ID token openid-client has validated", async () => {
+    const grant = await client.initiateDeviceAuthorization(config, { scope: "openid email offline_access" });
+    expect(grant.verification_uri).toBe(`${idp.issuer}/device`);
+    expect((await rejection(pollWithClient(grant.device_code))).error).toBe("authorization_pending");
+    expect((await rejection(pollWithClient(grant.device_code))).error).toBe("slow_down");
+    await waitOutInterval();
+    expect((await rejection(pollWithClient(grant.device_code))).error).toBe("authorization_pending");
+    expect((await decide(grant.user_code, "approve", "bob")).status).toBe(200);
+    await waitOutInterval();
+    const tokens = await pollWithClient(grant.device_code);
+    expect(tokens.token_type.toLowerCase()).toBe("bearer");
+    expect(tokens.claims()!.name).toBe("bob");
+    expect(tokens.refresh_token).toBeTruthy();
+    const info = await client.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
+    expect(info.email).toBe("bob@example.test");
+    await waitOutInterval();
+    expect((await rejection(pollWithClient(grant.device_code))).error).toBe("invalid_grant");
+  });
+
+  it("deny gives access_denied; expiry gives expired_token", async () => {
+    const denied = await client.initiateDeviceAuthorization(config, { scope: "openid" });
+    expect((await decide(denied.user_code, "deny")).status).toBe(200);
+    expect((await rejection(pollWithClient(denied.device_code))).error).toBe("access_denied");
+    const expiring = await client.initiateDeviceAuthorization(config, { scope: "openid" });
+    await advanceClock(idp.base, expiring.expires_in + 1);
+    expect((await rejection(pollWithClient(expiring.device_code))).error).toBe("expired_token");
   });
 });

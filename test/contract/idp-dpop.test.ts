@@ -3,7 +3,7 @@
  * DPoP handle (ES256 and RS256); the negative cases use proofs crafted with jose.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportJWK } from "jose";
+import { SignJWT, exportJWK, generateKeyPair } from "jose";
 import {
   ALICE_SUB,
   REDIRECT_URI,
@@ -163,6 +163,16 @@ describe("DPoP proofs checked at /token", () => {
     ["private key in the header", async (k) => dpopProof(k, { htm: "POST", htu: tokenUrl, jwk: await privateJwk(k) })],
     ["signature by another key", async (k) => dpopProof(await proofKey("ES256"), { htm: "POST", htu: tokenUrl, jwk: k.publicJwk })],
     ["not a JWT", async () => "not.a.jwt"],
+    ["alg other than ES256 and RS256 (PS256)", async () => {
+      const { privateKey, publicKey } = await generateKeyPair("PS256");
+      return new SignJWT({ jti: crypto.randomUUID(), htm: "POST", htu: tokenUrl, iat: Math.floor(Date.now() / 1000) })
+        .setProtectedHeader({ alg: "PS256", typ: "dpop+jwt", jwk: await exportJWK(publicKey) })
+        .sign(privateKey);
+    }],
+    ["no jwk in the header", (k) =>
+      new SignJWT({ jti: crypto.randomUUID(), htm: "POST", htu: tokenUrl, iat: Math.floor(Date.now() / 1000) })
+        .setProtectedHeader({ alg: k.alg, typ: "dpop+jwt" })
+        .sign(k.privateKey)],
   ];
   for (const [name, make] of badProofs) {
     it(`${name}: 400 invalid_dpop_proof, no token`, async () => {

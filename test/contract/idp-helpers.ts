@@ -175,12 +175,15 @@ export function redeem(config: client.Configuration, callback: URL, request: Aut
 }
 
 /** Runs a promise that must reject and hands back the error (an OAuth error from openid-client). */
-export async function rejection(promise: Promise<unknown>): Promise<{ error?: string; status?: number; message: string }> {
+export async function rejection(promise: Promise<unknown>): Promise<{ error?: string; status?: number; message: string; code?: string; claim?: string }> {
   try {
     await promise;
   } catch (err) {
-    const e = err as { error?: string; status?: number; message: string; cause?: { error?: string; status?: number } };
-    return { error: e.error ?? e.cause?.error, status: e.status ?? e.cause?.status, message: e.message };
+    type Cause = { error?: string; status?: number; claim?: string; cause?: { claim?: string } };
+    const e = err as { error?: string; status?: number; message: string; code?: string; cause?: Cause };
+    // openid-client wraps oauth4webapi's error, whose cause names the failing JWT claim.
+    const claim = e.cause?.claim ?? e.cause?.cause?.claim;
+    return { error: e.error ?? e.cause?.error, status: e.status ?? e.cause?.status, message: e.message, code: e.code, claim };
   }
   throw new Error("expected the call to be rejected, but it succeeded");
 }

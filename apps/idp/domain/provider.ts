@@ -61,6 +61,8 @@ export class Provider {
   private readonly seeded: SeededUser[];
   private registry: ScenarioRegistry;
   private keyRing?: Promise<KeyRing>;
+  /** The key ring once loaded, for answers that must not wait a tick (the /jwks fast path). */
+  private loadedKeyRing?: KeyRing;
   private writes = 0;
   private lastLimitWarning = -Infinity;
   private readonly interned = new Map<string, string>();
@@ -194,8 +196,13 @@ export class Provider {
       configured: this.options.signingKeys,
       stored: Object.fromEntries(KIDS.map((kid) => [kid, this.state.get<JWK>("key", kid)]).filter(([, v]) => v)) as Partial<Record<Kid, JWK>>,
       save: (kid, jwk) => this.state.set("key", kid, jwk),
-    });
+    }).then((ring) => (this.loadedKeyRing = ring));
     return this.keyRing;
+  }
+
+  /** The key ring if it has finished loading, else undefined (then await `keys()`). */
+  loadedKeys(): KeyRing | undefined {
+    return this.loadedKeyRing;
   }
 
   /** Starts loading keys now without waiting (so the first flow does not pay for key generation). */

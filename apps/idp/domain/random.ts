@@ -1,13 +1,13 @@
 /** Randomness as a parameter: opaque secrets and user codes take a `RandomBytes` source. */
+import { encode as base64urlEncode } from "jose/base64url";
+
+/**
+ * Unpadded base64url of bytes (RFC 4648 §5), for random secrets and hashes: jose's, from its small
+ * `jose/base64url` module (the rest of jose loads on demand, see `loadJose`).
+ */
+export { base64urlEncode };
 
 export type RandomBytes = (length: number) => Uint8Array;
-
-/** Unpadded base64url of bytes (RFC 4648 §5), for random secrets and hashes. */
-export function base64urlEncode(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
 
 /**
  * jose, loaded on first use: it is the largest import, and /healthz must answer quickly after

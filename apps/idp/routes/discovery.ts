@@ -1,9 +1,10 @@
 /** Discovery (`/.well-known/openid-configuration`) and the key set (`/jwks`), both precomputed. */
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { SUPPORTED_CLAIMS } from "../domain/claims.ts";
 import { DPOP_ALGS } from "../domain/dpop.ts";
 import { PKCE_METHODS } from "../domain/pkce.ts";
 import type { Provider } from "../domain/provider.ts";
+import type { JwksMode } from "../domain/records.ts";
 import { endpoints } from "./http.ts";
 
 export const DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
@@ -54,12 +55,22 @@ export function registerDiscovery(app: Hono, p: Provider): void {
     return c.body(body, 200, JSON_TYPE);
   });
 
-  app.get("/jwks", async (c) => {
+  // Normal mode once the keys are loaded, the case a relying party's key fetch hits: answered
+  // synchronously from the precomputed body, as cheap as discovery. The mode is read on every
+  // request (a Map lookup, in the Durable Object's memory on workerd), so a switch applies at once.
+  app.get("/jwks", (c): Response | Promise<Response> => {
     const mode = p.jwksMode();
-    if (mode === "500") return c.json({ error: "server_error", error_description: "key endpoint failure (debug mode 500)" }, 500);
-    if (mode === "empty") return c.body('{"keys":[]}', 200, JSON_TYPE);
-    if (mode === "slow") await p.options.sleep(p.options.jwksSlowMs);
-    const keys = await p.keys();
-    return c.body(keys.jwksBody, 200, JSON_TYPE);
+    const keys = mode === "normal" ? p.loadedKeys() : undefined;
+    if (keys) return c.body(keys.jwksBody, 200, JSON_TYPE);
+    return jwksOtherModes(c, p, mode);
   });
+}
+
+/** The debug modes, and normal mode while the keys are still being loaded or generated. */
+async function jwksOtherModes(c: Context, p: Provider, mode: JwksMode): Promise<Response> {
+  if (mode === "500") return c.json({ error: "server_error", error_description: "key endpoint failure (debug mode 500)" }, 500);
+  if (mode === "empty") return c.body('{"keys":[]}', 200, JSON_TYPE);
+  if (mode === "slow") await p.options.sleep(p.options.jwksSlowMs);
+  const keys = await p.keys();
+  return c.body(keys.jwksBody, 200, JSON_TYPE);
 }
