@@ -3,20 +3,25 @@
  *
  * Every measure is taken next to Node's `vm` module, the unsandboxed floor, in the same run:
  *
- * 1. Engine costs in this process (p50 of repeated runs): create + dispose and a no-op evaluation
- *    through raw quickjs-emscripten, lib/sandbox, the session layer's SessionRuntime, and node:vm.
+ * 1. Engine costs in this process (p50 of repeated runs): create + dispose, create + first
+ *    evaluation + dispose (the sandbox's bootstrap runs before its first evaluation), a no-op
+ *    evaluation, a value, a 10,000-iteration loop and a `console.log` of three arguments, through
+ *    raw quickjs-emscripten, lib/sandbox, the session layer's SessionRuntime, and node:vm.
  * 2. REPL executions over HTTP, persistence included: the real service (`apps/sessions/node.ts
  *    serve`, worker threads, an embedded libSQL `file:` database) against a floor server (Hono on
  *    @hono/node-server evaluating with node:vm, nothing stored), each in its own child process,
- *    driven by CONCURRENCY loops, each loop on its own session (one execution per session at a time).
+ *    driven by CONCURRENCY loops in this process, each loop on its own session (one execution per
+ *    session at a time). Also the server's CPU time per execution (all its threads, and its main
+ *    thread alone), from /proc.
  * 3. RSS with 10,000 live idle sessions: created over HTTP on both servers, VmRSS of each process.
  *
  * Knobs (environment): BENCH_SECONDS (default 5), BENCH_CONCURRENCY (default 16),
- * BENCH_IDLE_SESSIONS (default 10000), BENCH_THREADS (the service's --threads, default 2).
+ * BENCH_IDLE_SESSIONS (default 10000), BENCH_THREADS (the service's --threads, default 2),
+ * BENCH_DB (the service's --db, default a `file:` database in a temporary directory).
  * The script re-runs itself as `tsx bench/sessions.bench.ts floor <port>` to host the floor server.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,6 +38,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const IDLE = Number(process.env.BENCH_IDLE_SESSIONS ?? 10_000);
 const THREADS = Number(process.env.BENCH_THREADS ?? 2);
+const DB = process.env.BENCH_DB;
 
 // ---------------------------------------------------------------------------------------------
 // The floor: the same HTTP shape, node:vm instead of QuickJS, nothing stored.
@@ -142,6 +148,22 @@ async function rssMiB(proc: ChildProcess): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
 
+/** CPU time (user + system) of a process so far, ms: all its threads, and its main thread. */
+async function cpuMs(proc: ChildProcess): Promise<{ total: number; main: number } | undefined> {
+  const ticks = async (task: string) => {
+    const stat = await readFile(`/proc/${proc.pid}/task/${task}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms (USER_HZ = 100)
+  };
+  try {
+    let total = 0;
+    for (const task of await readdir(`/proc/${proc.pid}/task`)) total += await ticks(task).catch(() => 0);
+    return { total, main: await ticks(String(proc.pid)) };
+  } catch {
+    return undefined; // not Linux
+  }
+}
+
 /** A template and a ready session on the real service, in a fresh worktree. */
 async function realSession(server: Server, templateId: string, worktree: string): Promise<string> {
   const r = await call(server, "POST", "/api/v1/sessions", {
@@ -154,8 +176,9 @@ async function realSession(server: Server, templateId: string, worktree: string)
   return r.json.id;
 }
 
-/** REPL executions per second from CONCURRENCY loops, one session each, over SECONDS. */
-async function replRate(server: Server, sessions: string[]): Promise<{ perSecond: number; p50Ms: number; failures: number }> {
+/** REPL executions per second from CONCURRENCY loops, one session each, over SECONDS, and the
+ * server's CPU time per execution (µs) in that window. */
+async function replRate(server: Server, sessions: string[]): Promise<{ perSecond: number; p50Ms: number; failures: number; cpuUs?: { total: number; main: number } }> {
   let stopAt = 0;
   let done = 0;
   let failures = 0;
@@ -173,12 +196,16 @@ async function replRate(server: Server, sessions: string[]): Promise<{ perSecond
   };
   stopAt = Date.now() + 1000; // warm-up
   await Promise.all(sessions.map((id) => loop(id, () => false)));
+  const cpuBefore = await cpuMs(server.proc);
   const started = performance.now();
   stopAt = Date.now() + SECONDS * 1000;
   await Promise.all(sessions.map((id) => loop(id, () => true)));
   const elapsed = (performance.now() - started) / 1000;
+  const cpuAfter = await cpuMs(server.proc);
   latencies.sort((a, b) => a - b);
-  return { perSecond: done / elapsed, p50Ms: latencies[latencies.length >> 1] ?? NaN, failures };
+  const cpuUs =
+    cpuBefore && cpuAfter ? { total: ((cpuAfter.total - cpuBefore.total) * 1000) / done, main: ((cpuAfter.main - cpuBefore.main) * 1000) / done } : undefined;
+  return { perSecond: done / elapsed, p50Ms: latencies[latencies.length >> 1] ?? NaN, failures, cpuUs };
 }
 
 /** Creates `count` sessions with bounded concurrency. */
@@ -200,6 +227,9 @@ async function engineCosts(): Promise<void> {
   const engine = await loadQuickJS();
   const options = { worktrees: memoryFileTree() };
   const spec = sessionSpec({ modules: ["fs", "path", "http", "env"] });
+  const LOOP = "(() => { let s = 0; for (let i = 0; i < 10000; i++) s += i; return s })()";
+  const LOG = "console.log('hello', 1, {a: [1, 2]})";
+  const repl = (input: string) => ({ kind: "repl" as const, input });
 
   const rawCreate = await p50(2000, () => {
     const rt = engine.newRuntime();
@@ -210,39 +240,75 @@ async function engineCosts(): Promise<void> {
   const sessionCreate = await p50(2000, async () => (await SessionRuntime.open(engine, spec, options)).close());
   const vmCreate = await p50(500, () => vm.createContext({}));
 
+  const rawFirst = await p50(1000, () => {
+    const rt = engine.newRuntime();
+    const ctx = rt.newContext();
+    ctx.evalCode("undefined", "x", { type: "global" }).dispose();
+    ctx.dispose();
+    rt.dispose();
+  });
+  const sandboxFirst = await p50(1000, async () => {
+    const sb = createSandbox(engine);
+    await sb.evaluate("undefined");
+    sb.dispose();
+  });
+  const sessionFirst = await p50(1000, async () => {
+    const session = await SessionRuntime.open(engine, spec, options);
+    await session.execute(repl("undefined"), () => {});
+    session.close();
+  });
+  const vmFirst = await p50(500, () => vm.runInContext("undefined", vm.createContext({})));
+
   const rt = engine.newRuntime();
   const ctx = rt.newContext();
   const rawEval = await p50(20000, () => ctx.evalCode("undefined", "x", { type: "global" }).dispose());
+  const rawValue = await p50(20000, () => ctx.evalCode("1+1", "x", { type: "global" }).dispose());
+  const rawLoop = await p50(500, () => ctx.evalCode(LOOP, "x", { type: "global" }).dispose());
   ctx.dispose();
   rt.dispose();
   const sandbox = createSandbox(engine);
   const sandboxEval = await p50(20000, () => sandbox.evaluate("undefined"));
+  const sandboxValue = await p50(20000, () => sandbox.evaluate("1+1"));
+  const sandboxLoop = await p50(500, () => sandbox.evaluate(LOOP));
+  const sandboxLog = await p50(5000, () => sandbox.evaluate(LOG));
   sandbox.dispose();
   const session = await SessionRuntime.open(engine, spec, options);
-  const sessionEval = await p50(20000, () => session.execute({ kind: "repl", input: "undefined" }, () => {}));
+  const sessionEval = await p50(20000, () => session.execute(repl("undefined"), () => {}));
+  const sessionValue = await p50(20000, () => session.execute(repl("1+1"), () => {}));
+  const sessionLoop = await p50(500, () => session.execute(repl(LOOP), () => {}));
+  const sessionLog = await p50(5000, () => session.execute(repl(LOG), () => {}));
   session.close();
-  const vmContext = vm.createContext({});
+  const vmContext = vm.createContext({ console: { log: (...args: unknown[]) => args.map(String).join(" ") } });
   const vmEval = await p50(20000, () => vm.runInContext("undefined", vmContext));
+  const vmValue = await p50(20000, () => vm.runInContext("1+1", vmContext));
+  const vmLoop = await p50(500, () => vm.runInContext(LOOP, vmContext));
+  const vmLog = await p50(5000, () => vm.runInContext(LOG, vmContext));
 
-  const fmt = (ms: number) => (ms < 0.1 ? `${(ms * 1000).toFixed(1)} µs` : `${ms.toFixed(3)} ms`);
+  const fmt = (ms: number) => (Number.isNaN(ms) ? "-" : ms < 0.1 ? `${(ms * 1000).toFixed(1)} µs` : `${ms.toFixed(3)} ms`);
+  const ratio = (a: number, b: number) => (Number.isNaN(b) ? "-" : (a / b).toFixed(2));
   console.log(`\n1. Engine costs in one process (Node ${process.version}), p50\n`);
-  console.log("operation          | raw QuickJS | lib/sandbox | SessionRuntime | node:vm   | lib/sandbox vs raw | vs vm");
-  console.log("-------------------|-------------|-------------|----------------|-----------|--------------------|------");
+  console.log("operation                       | raw QuickJS | lib/sandbox | SessionRuntime | node:vm   | lib/sandbox vs raw | vs vm");
+  console.log("--------------------------------|-------------|-------------|----------------|-----------|--------------------|------");
   for (const [name, raw, sb, sess, floor] of [
     ["create + dispose", rawCreate, sandboxCreate, sessionCreate, vmCreate],
+    ["create + first eval + dispose", rawFirst, sandboxFirst, sessionFirst, vmFirst],
     ["no-op evaluate", rawEval, sandboxEval, sessionEval, vmEval],
+    ["evaluate 1+1 (value)", rawValue, sandboxValue, sessionValue, vmValue],
+    ["10,000-iteration loop", rawLoop, sandboxLoop, sessionLoop, vmLoop],
+    ["console.log of 3 arguments", NaN, sandboxLog, sessionLog, vmLog],
   ] as const) {
     console.log(
-      `${name.padEnd(19)}| ${fmt(raw).padEnd(12)}| ${fmt(sb).padEnd(12)}| ${fmt(sess).padEnd(15)}| ${fmt(floor).padEnd(10)}| ${(sb / raw).toFixed(2).padEnd(19)}| ${(sb / floor).toFixed(2)}`,
+      `${name.padEnd(32)}| ${fmt(raw).padEnd(12)}| ${fmt(sb).padEnd(12)}| ${fmt(sess).padEnd(15)}| ${fmt(floor).padEnd(10)}| ${ratio(sb, raw).padEnd(19)}| ${ratio(sb, floor)}`,
     );
   }
+  console.log("(SessionRuntime: with the four catalog modules configured; its execute adds the input_echo event and the outcome.)");
 }
 
 async function overHttp(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "sessions-bench-"));
   const real = await startServer(
     "service",
-    ["apps/sessions/node.ts", "serve", "--addr", "127.0.0.1:{port}", "--db", process.env.BENCH_DB ?? `file:${join(dir, "bench.db")}`, "--threads", String(THREADS)],
+    ["apps/sessions/node.ts", "serve", "--addr", "127.0.0.1:{port}", "--db", DB ?? `file:${join(dir, "bench.db")}`, "--threads", String(THREADS)],
     "/api/v1/health",
   );
   const floor = await startServer("floor", ["bench/sessions.bench.ts", "floor", "{port}"], "/api/v1/sessions");
@@ -254,12 +320,21 @@ async function overHttp(): Promise<void> {
     const ours = await replRate(real, realSessions);
     const theirs = await replRate(floor, floorSessions);
     const check = await call(real, "GET", `/api/v1/executions?session_id=${realSessions[0]}&limit=1`);
+    const cpu = (r: typeof ours) => (r.cpuUs ? `${r.cpuUs.total.toFixed(0)} µs (main thread ${r.cpuUs.main.toFixed(0)})` : "-");
+    const db = DB ?? "file:";
     console.log(`\n2. REPL executions over HTTP (${CONCURRENCY} concurrent loops, one session each, ${SECONDS} s)\n`);
-    console.log("server                                        | executions/s | p50 latency | failures");
-    console.log("----------------------------------------------|--------------|-------------|---------");
-    console.log(`service (QuickJS, ${THREADS} threads, libSQL file)      | ${ours.perSecond.toFixed(0).padEnd(13)}| ${ours.p50Ms.toFixed(2)} ms`.padEnd(85) + `| ${ours.failures}`);
-    console.log(`floor (Hono + node:vm, nothing stored)        | ${theirs.perSecond.toFixed(0).padEnd(13)}| ${theirs.p50Ms.toFixed(2)} ms`.padEnd(85) + `| ${theirs.failures}`);
-    console.log(`ratio service / floor: ${(ours.perSecond / theirs.perSecond).toFixed(2)}; last stored execution: ${check.json[0]?.status} (${check.json[0]?.result?.preview})`);
+    console.log("server                                          | executions/s | p50 latency | server CPU per execution      | failures");
+    console.log("------------------------------------------------|--------------|-------------|-------------------------------|---------");
+    for (const [name, r] of [
+      [`service (QuickJS, ${THREADS} threads, libSQL ${db})`, ours],
+      ["floor (Hono + node:vm, nothing stored)", theirs],
+    ] as const) {
+      console.log(`${name.padEnd(48)}| ${r.perSecond.toFixed(0).padEnd(13)}| ${`${r.p50Ms.toFixed(2)} ms`.padEnd(12)}| ${cpu(r).padEnd(30)}| ${r.failures}`);
+    }
+    console.log(
+      `ratio service / floor: ${(ours.perSecond / theirs.perSecond).toFixed(2)}; target >= 1,000/s: ${ours.perSecond >= 1000 ? "met" : "missed"}; ` +
+        `last stored execution: ${check.json[0]?.status} (${check.json[0]?.result?.preview})`,
+    );
 
     const realBefore = await rssMiB(real.proc);
     const floorBefore = await rssMiB(floor.proc);
@@ -279,6 +354,7 @@ async function overHttp(): Promise<void> {
         `${name.padEnd(9)}| ${before.toFixed(0).padStart(6)} MiB | ${after.toFixed(0).padStart(6)} MiB | ${(((after - before) * 1024) / IDLE).toFixed(1).padStart(6)} KiB  | ${(ms / 1000).toFixed(1)} s`,
       );
     }
+    console.log(`service RSS with ${summary.json.active_sessions} live sessions: ${realAfter.toFixed(0)} MiB; target < 1024 MiB: ${realAfter < 1024 ? "met" : "missed"}`);
   } finally {
     await real.stop();
     await floor.stop();

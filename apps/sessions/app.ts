@@ -78,6 +78,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     clock: options.clock ?? Date.now,
     newId: options.newId ?? (() => crypto.randomUUID()),
     logger,
+    liveSessions: new Map(),
     busy: new Set(),
     recorders: new Map(),
     stopping: false,

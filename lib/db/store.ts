@@ -1,6 +1,7 @@
 /**
  * The SQL store the apps write through: positional `?` parameters, rows as plain objects, and an
- * atomic batch. Implemented by libSQL (`libsql.ts`) and by a Durable Object's SQLite (`durable.ts`);
+ * atomic batch. Implemented over embedded SQLite (`sqlite.ts`), the libSQL client (`libsql.ts`) and
+ * a Durable Object's SQLite (`durable.ts`), and wrapped by group commit (`group-commit.ts`);
  * domain code only ever sees this interface.
  */
 export type SqlValue = string | number | bigint | null | Uint8Array;
@@ -14,7 +15,8 @@ export interface SqlStatement {
 export interface SqlStore {
   /** Runs one statement and returns its rows (empty for statements without results). */
   query<R extends SqlRow = SqlRow>(sql: string, args?: SqlValue[]): Promise<R[]>;
-  /** Runs one statement and returns how many rows it changed. */
+  /** Runs one writing statement (atomically, like a batch of one) and returns how many rows it
+   * changed. */
   execute(sql: string, args?: SqlValue[]): Promise<{ changes: number }>;
   /** Runs statements atomically: all of them or none. Returns each statement's change count. */
   batch(statements: SqlStatement[]): Promise<number[]>;

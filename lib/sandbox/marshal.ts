@@ -28,7 +28,7 @@ export interface ErrorInfo {
 /** Largest `json` attached to a value (its preview is always there). */
 export const MAX_VALUE_JSON_CHARS = 64 * 1024;
 
-/** Handles of the bootstrap helpers (made at creation), owned by the sandbox. */
+/** Handles of the bootstrap helpers (made before the first evaluation), owned by the sandbox. */
 export interface BootHelpers {
   intrinsics: QuickJSHandle;
   fromHostJson: QuickJSHandle;
@@ -55,7 +55,8 @@ export interface FormatHelpers {
 export class Marshal {
   constructor(
     private readonly ctx: QuickJSContext,
-    private readonly boot: BootHelpers,
+    /** The bootstrap helpers, made on first need. */
+    private readonly boot: () => BootHelpers,
     /** Loads the formatting helpers if needed; undefined when that failed (out of memory). */
     private readonly formatting: () => FormatHelpers | undefined,
   ) {}
@@ -159,7 +160,7 @@ export class Marshal {
     if (v instanceof Uint8Array) {
       const buf = ctx.newArrayBuffer(v.slice().buffer);
       try {
-        return this.call(this.boot.fromHostBytes, buf);
+        return this.call(this.boot().fromHostBytes, buf);
       } finally {
         buf.dispose();
       }
@@ -167,7 +168,7 @@ export class Marshal {
     const text = stringifyHost(v);
     const s = ctx.newString(text);
     try {
-      return this.call(this.boot.fromHostJson, s);
+      return this.call(this.boot().fromHostJson, s);
     } finally {
       s.dispose();
     }

@@ -19,6 +19,15 @@ async function run(s: Sandbox, code: string, options: EvaluateOptions = {}) {
 }
 
 describe("evaluate", () => {
+  it("sets itself up before the first code runs, not at creation (idle sandboxes stay small)", async () => {
+    const s = sandbox();
+    const idle = s.memoryUsage();
+    const { result, events } = await run(s, "typeof console.log + ' ' + typeof require");
+    expect(result.status).toBe("ok");
+    expect(events[0]).toMatchObject({ payload: { json: "function function" } });
+    expect(s.memoryUsage()).toBeGreaterThan(idle + 4096); // the bootstrap's captured built-ins, console, require
+  });
+
   it("reports the completion value with type, preview and json", async () => {
     const s = sandbox();
     const { result, events } = await run(s, "1+1");

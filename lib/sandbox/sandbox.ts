@@ -1,6 +1,7 @@
 /**
- * Sandbox lifecycle and evaluation. One sandbox = one QuickJS runtime + context, created with
- * its console, `require` and helpers once; each evaluation only resets a budget.
+ * Sandbox lifecycle and evaluation. One sandbox = one QuickJS runtime + context; its console,
+ * `require` and helpers are set up once, before the first code runs (creation itself only makes
+ * the runtime and context); each evaluation only resets a budget.
  *
  * An evaluation is a series of synchronous slices inside QuickJS (evaluate, drain promise jobs,
  * deliver settled host promises) separated by waits for host promises. Limits are enforced while
@@ -109,7 +110,9 @@ export class Sandbox implements HostCallSite {
   private readonly budget = new Budget();
   private readonly limits: SandboxLimits;
   private readonly strict: boolean;
-  private readonly boot!: BootHelpers;
+  private readonly captureConsole: boolean;
+  /** Made by `booted()` before anything needs them. */
+  private boot: BootHelpers | undefined;
   private formatting: FormatHelpers | undefined;
   private loading: LoaderHelpers | undefined;
   private readonly registry!: ModuleRegistry;
@@ -126,10 +129,10 @@ export class Sandbox implements HostCallSite {
   constructor(engine: SandboxEngine, options: SandboxOptions = {}) {
     this.limits = resolveLimits(options.limits);
     this.strict = options.strict === true;
+    this.captureConsole = options.console !== false;
     const rt = engine.newRuntime();
     this.rt = rt;
     let ctx: QuickJSContext | undefined;
-    const owned: QuickJSHandle[] = [];
     try {
       rt.setMemoryLimit(Math.floor(this.limits.memMb * MiB));
       rt.setMaxStackSize(Math.floor(this.limits.stackBytes));
@@ -138,24 +141,7 @@ export class Sandbox implements HostCallSite {
       ctx = rt.newContext();
       this.ctx = ctx;
       this.registry = new ModuleRegistry(this, options.modules ?? {});
-      const emit = newConsoleEmitter(ctx, (level, text) => this.onConsole(level, text));
-      owned.push(emit);
-      const load = ctx.newFunction("load", (): VmCallResult<QuickJSHandle> => {
-        const f = this.loadFormatting();
-        return f ? { value: f.format.dup() } : { error: this.ctx.newError({ name: "InternalError", message: "out of memory" }) };
-      });
-      owned.push(load);
-      const req = this.registry.newRequire((name, importer) => this.loader.require(name, importer));
-      owned.push(req);
-      const factory = ctx.unwrapResult(ctx.evalCode(BOOTSTRAP_SOURCE, "<sandbox>", { type: "global", strict: true }));
-      owned.push(factory);
-      const list = ctx.unwrapResult(ctx.callFunction(factory, ctx.undefined, emit, options.console === false ? ctx.false : ctx.true, load, req));
-      owned.push(list);
-      const at = (i: number): QuickJSHandle => ctx!.getProp(list, i);
-      this.boot = { intrinsics: at(0), fromHostJson: at(1), fromHostBytes: at(2), defineGlobal: at(3) };
-      for (const h of owned) h.dispose();
-      owned.length = 0;
-      this.marshal = new Marshal(ctx, this.boot, () => this.loadFormatting());
+      this.marshal = new Marshal(ctx, () => this.booted(), () => this.loadFormatting());
       this.loader = new SourceLoader(ctx, () => this.loaderHelpers(), this.registry, this.strict, () => this.run);
       rt.setModuleLoader(
         (name) => this.loader.load(name),
@@ -172,11 +158,43 @@ export class Sandbox implements HostCallSite {
         }
       }
     } catch (err) {
-      for (const h of owned) if (h.alive) h.dispose();
       this.disposeHelpers();
       ctx?.dispose();
       rt.dispose();
       throw err;
+    }
+  }
+
+  /**
+   * Runs the bootstrap once, before the first sandboxed code (or the first host value or
+   * global) needs it: it captures the built-ins the helpers use and installs `console` and
+   * `require`. Deferred from creation because compiling it is most of what creation would cost
+   * (and its objects most of an idle sandbox's heap); no sandboxed code runs before it, so the
+   * captured built-ins are still the pristine ones.
+   */
+  private booted(): BootHelpers {
+    if (this.boot) return this.boot;
+    const ctx = this.ctx;
+    const owned: QuickJSHandle[] = [];
+    try {
+      const emit = newConsoleEmitter(ctx, (level, text) => this.onConsole(level, text));
+      owned.push(emit);
+      const load = ctx.newFunction("load", (): VmCallResult<QuickJSHandle> => {
+        const f = this.loadFormatting();
+        return f ? { value: f.format.dup() } : { error: this.ctx.newError({ name: "InternalError", message: "out of memory" }) };
+      });
+      owned.push(load);
+      const req = this.registry.newRequire((name, importer) => this.loader.require(name, importer));
+      owned.push(req);
+      const factory = ctx.unwrapResult(ctx.evalCode(BOOTSTRAP_SOURCE, "<sandbox>", { type: "global", strict: true }));
+      owned.push(factory);
+      const list = ctx.unwrapResult(ctx.callFunction(factory, ctx.undefined, emit, this.captureConsole ? ctx.true : ctx.false, load, req));
+      owned.push(list);
+      const at = (i: number): QuickJSHandle => ctx.getProp(list, i);
+      this.boot = { intrinsics: at(0), fromHostJson: at(1), fromHostBytes: at(2), defineGlobal: at(3) };
+      return this.boot;
+    } finally {
+      for (const h of owned) if (h.alive) h.dispose();
     }
   }
 
@@ -190,7 +208,7 @@ export class Sandbox implements HostCallSite {
       return undefined;
     }
     const maxJson = ctx.newNumber(MAX_VALUE_JSON_CHARS);
-    const list = ctx.callFunction(fn.value, ctx.undefined, this.boot.intrinsics, maxJson);
+    const list = ctx.callFunction(fn.value, ctx.undefined, this.booted().intrinsics, maxJson);
     fn.value.dispose();
     maxJson.dispose();
     if (list.error) {
@@ -208,7 +226,7 @@ export class Sandbox implements HostCallSite {
     if (this.loading) return this.loading;
     const ctx = this.ctx;
     const fn = ctx.unwrapResult(ctx.evalCode(LOADER_SOURCE, "<sandbox>", { type: "global", strict: true }));
-    const list = ctx.callFunction(fn, ctx.undefined, this.boot.intrinsics);
+    const list = ctx.callFunction(fn, ctx.undefined, this.booted().intrinsics);
     fn.dispose();
     const handle = ctx.unwrapResult(list);
     const at = (i: number): QuickJSHandle => ctx.getProp(handle, i);
@@ -218,8 +236,9 @@ export class Sandbox implements HostCallSite {
   }
 
   private disposeHelpers(): void {
-    const partial = this as unknown as { boot?: BootHelpers; registry?: ModuleRegistry; loader?: SourceLoader };
-    for (const group of [partial.boot, this.formatting, this.loading]) if (group) for (const h of Object.values(group)) if (h.alive) h.dispose();
+    const partial = this as unknown as { registry?: ModuleRegistry; loader?: SourceLoader };
+    for (const group of [this.boot, this.formatting, this.loading]) if (group) for (const h of Object.values(group)) if (h.alive) h.dispose();
+    this.boot = undefined;
     this.formatting = undefined;
     this.loading = undefined;
     partial.registry?.dispose();
@@ -295,7 +314,7 @@ export class Sandbox implements HostCallSite {
   private defineGlobal(name: string, value: QuickJSHandle, enumerable: boolean): void {
     const ctx = this.ctx;
     const key = ctx.newString(name);
-    const r = ctx.callFunction(this.boot.defineGlobal, ctx.undefined, key, value, enumerable ? ctx.true : ctx.false);
+    const r = ctx.callFunction(this.booted().defineGlobal, ctx.undefined, key, value, enumerable ? ctx.true : ctx.false);
     key.dispose();
     if (r.error) {
       r.error.dispose();
@@ -442,6 +461,16 @@ export class Sandbox implements HostCallSite {
   private begin(mode: Run["mode"], options: EvaluateOptions): void {
     this.assertUsable();
     if (this.state === "running") throw new SandboxBusyError();
+    if (!this.boot) {
+      try {
+        this.booted();
+      } catch (err) {
+        // Out of engine heap, in practice: the sandbox was never usable.
+        this.state = "broken";
+        this.brokenReason = `its bootstrap failed: ${err instanceof Error ? err.message : String(err)}`;
+        throw new SandboxBrokenError(this.brokenReason);
+      }
+    }
     this.state = "running";
     const filename = options.filename ?? (mode === "repl" ? "<repl>" : mode === "call" ? "<call>" : "<script>");
     this.run = { mode, filename, sources: options.sources, onEvent: options.onEvent ?? NO_EVENTS, wrapped: false };

@@ -1,6 +1,6 @@
 /**
  * What the session service's domain functions work with: the stores, the live runtimes, the
- * clock, and the two pieces of in-memory state (busy sessions, executions in flight). One object
+ * clock, and the in-memory state (live sessions, busy sessions, executions in flight). One object
  * per app, built by `createSessionService`; nothing here is global.
  */
 import type { SqlStore } from "../../../lib/db/store.ts";
@@ -8,7 +8,7 @@ import type { FileTree } from "../../../lib/files/tree.ts";
 import type { Logger } from "../../../lib/log.ts";
 import type { LiveRuntimes, ModuleName } from "../live/types.ts";
 import type { LibraryDirectory } from "./libraries.ts";
-import type { Clock } from "./records.ts";
+import type { Clock, SessionRecord } from "./records.ts";
 import type { ExecutionRecorder, RecorderOptions } from "./recorder.ts";
 
 export interface ServiceContext {
@@ -25,6 +25,10 @@ export interface ServiceContext {
   /** Sessions with an execution in flight. Checked and set with no await in between, so two
    * simultaneous requests cannot both pass (SESSION_BUSY). */
   busy: Set<string>;
+  /** The records of the sessions this process holds live (`ready`), by id. This process is the
+   * only writer of those rows, so reading a live session needs no query; a session leaves the
+   * map before its row stops being `ready` (close, crash). */
+  liveSessions: Map<string, SessionRecord>;
   /** Recorders of the executions in flight, by execution id (the SSE stream follows them). */
   recorders: Map<string, ExecutionRecorder>;
   recorderOptions?: RecorderOptions;

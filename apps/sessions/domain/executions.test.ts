@@ -10,7 +10,7 @@ import { SESSION_MIGRATIONS } from "../store/migrations.ts";
 import type { ServiceContext } from "./context.ts";
 import { SessionServiceError } from "./errors.ts";
 import { runExecution } from "./executions.ts";
-import { createSession, requireSession } from "./sessions.ts";
+import { closeSession, createSession, requireSession, runtimesLost } from "./sessions.ts";
 import { createTemplate } from "./templates.ts";
 
 /** A LiveRuntimes whose executions the test scripts: each call waits for `next` to be settled. */
@@ -63,6 +63,7 @@ beforeEach(async () => {
     clock: Date.now,
     newId: () => crypto.randomUUID(),
     logger: createLogger({ level: "silent" }),
+    liveSessions: new Map(),
     busy: new Set(),
     recorders: new Map(),
     stopping: false,
@@ -135,6 +136,34 @@ describe("runExecution", () => {
     expect(err).toMatchObject({ code: "SESSION_NOT_READY", details: { execution_id: expect.any(String) } });
     expect(await getExecution(ctx.store, (err as SessionServiceError).details!.execution_id as string)).toMatchObject({ status: "error" });
     expect((await requireSession(ctx, sessionId)).status).toBe("crashed");
+  });
+
+  it("a short REPL execution costs one write batch and no read: the session comes from memory", async () => {
+    const calls: string[] = [];
+    const store = ctx.store;
+    ctx.store = {
+      query: (sql, args) => (calls.push("query"), store.query(sql, args)),
+      execute: (sql, args) => (calls.push("execute"), store.execute(sql, args)),
+      batch: (statements) => (calls.push(`batch of ${statements.length}`), store.batch(statements)),
+      close: () => store.close(),
+    };
+    const { execution, events } = await runExecution(ctx, { kind: "repl", session_id: sessionId, input: "x" });
+    expect(calls).toEqual(["batch of 2"]); // the final row, and one INSERT of all its events
+    expect(await getExecution(store, execution.id)).toEqual(execution);
+    expect(await listEvents(store, execution.id)).toEqual(events);
+  });
+
+  it("a closed or crashed session leaves memory: its stored state answers", async () => {
+    expect(ctx.liveSessions.has(sessionId)).toBe(true);
+    await closeSession(ctx, sessionId);
+    expect(ctx.liveSessions.has(sessionId)).toBe(false);
+    expect(await codeOf(runExecution(ctx, { kind: "repl", session_id: sessionId, input: "x" }))).toBe("SESSION_NOT_READY");
+
+    const template = await createTemplate(ctx, { name: "t2" });
+    const other = (await createSession(ctx, { template_id: template.id, workspace_id: "w", base_commit_oid: "c", worktree_path: "/work/tree" })).id;
+    await runtimesLost(ctx, [other], "thread exited");
+    expect(ctx.liveSessions.has(other)).toBe(false);
+    expect(await requireSession(ctx, other)).toMatchObject({ status: "crashed", last_error: "runtime lost: thread exited" });
   });
 
   it("refuses bad paths before anything is stored or run", async () => {

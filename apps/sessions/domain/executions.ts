@@ -4,21 +4,21 @@
  * Order of checks, so that a refused request changes nothing: the run-file path as a string
  * (INVALID_PATH), the session (SESSION_NOT_FOUND, SESSION_NOT_READY), the busy claim
  * (SESSION_BUSY, decided synchronously), the file through the worktree FileTree (INVALID_PATH for
- * a symlink out, FILE_NOT_FOUND). Only then is the `running` row stored and the code run.
+ * a symlink out, FILE_NOT_FOUND). Only then does the code run; the ExecutionRecorder stores the
+ * execution (at its end, or as `running` once it has run for `flushMs`).
  *
  * Outcomes: ok / error (a throw) / timeout are 201; limit_exceeded is 422 OUTPUT_LIMIT_EXCEEDED
  * after the execution and its events up to the limit are stored. A runtime that dies under the
  * execution ends it as `error` with a `system` event, and the session becomes `crashed`.
  */
 import type { ExecutionOutcome, ExecutionRequest } from "../live/types.ts";
-import { markCrashed } from "../store/sessions.ts";
 import * as db from "../store/executions.ts";
 import type { ServiceContext } from "./context.ts";
 import { executionNotFound, liveErrorCode, SessionServiceError } from "./errors.ts";
 import { checkRelativePath, readFileIn } from "./files.ts";
 import { ExecutionRecorder, type ExecutionEnd } from "./recorder.ts";
 import { timestamp, type EventRecord, type ExecutionRecord } from "./records.ts";
-import { requireSession } from "./sessions.ts";
+import { requireSession, sessionsCrashed } from "./sessions.ts";
 
 export type RunInput =
   | { kind: "repl"; session_id: string; input: string }
@@ -57,7 +57,7 @@ export async function runExecution(ctx: ServiceContext, input: RunInput): Promis
       started_at: timestamp(ctx.clock()),
       metrics: { duration_ms: 0, events: 0, output_bytes: 0 },
     };
-    const recorder = await ExecutionRecorder.start(ctx.store, ctx.clock, execution, ctx.recorderOptions);
+    const recorder = ExecutionRecorder.begin(ctx.store, ctx.clock, execution, ctx.recorderOptions);
     ctx.recorders.set(execution.id, recorder);
     try {
       const { end, failure } = await runLive(ctx, session.id, request, recorder);
@@ -137,10 +137,10 @@ async function runLive(
       message = "the daemon shut down while this execution was running";
     } else if (code === "RUNTIME_LOST") {
       message = `runtime lost: ${reason}`;
-      await markCrashed(ctx.store, [sessionId], message);
+      await sessionsCrashed(ctx, [sessionId], message);
     } else if (code === "SESSION_NOT_LIVE") {
       message = `the session's runtime is not alive: ${reason}`;
-      await markCrashed(ctx.store, [sessionId], message);
+      await sessionsCrashed(ctx, [sessionId], message);
       failure = new SessionServiceError("SESSION_NOT_READY", message);
     } else if (code === "SESSION_BUSY") {
       message = `the session is running another execution`;
@@ -149,7 +149,7 @@ async function runLive(
       ctx.logger.error("execution failed in the runtime", { session_id: sessionId, execution_id: recorder.id, error: reason });
       message = "internal error while running the execution";
       await ctx.live.close(sessionId);
-      await markCrashed(ctx.store, [sessionId], message);
+      await sessionsCrashed(ctx, [sessionId], message);
       failure = new SessionServiceError("INTERNAL", message);
     }
     recorder.record({ type: "system", payload: { message, level: "error" } });
@@ -157,7 +157,10 @@ async function runLive(
   }
 }
 
+// An execution in flight is stored as it is when a reader asks for it (ExecutionRecorder.persist).
+
 export async function requireExecution(ctx: ServiceContext, id: string): Promise<ExecutionRecord> {
+  await ctx.recorders.get(id)?.persist();
   const execution = await db.getExecution(ctx.store, id);
   if (!execution) throw executionNotFound(id);
   return execution;
@@ -165,6 +168,7 @@ export async function requireExecution(ctx: ServiceContext, id: string): Promise
 
 export async function listExecutions(ctx: ServiceContext, sessionId: string, limit: number): Promise<ExecutionRecord[]> {
   await requireSession(ctx, sessionId);
+  for (const recorder of ctx.recorders.values()) if (recorder.execution.session_id === sessionId) await recorder.persist();
   return db.listExecutions(ctx.store, sessionId, limit);
 }
 

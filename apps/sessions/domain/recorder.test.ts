@@ -32,13 +32,57 @@ const log = (text: string) => ({ type: "console" as const, payload: { level: "lo
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
 
 describe("ExecutionRecorder", () => {
-  it("stores the running row before anything runs", async () => {
-    const r = await ExecutionRecorder.start(store, clock, running());
+  it("a short execution is stored once, at the end: the final row and its events in one batch", async () => {
+    const batches: number[] = [];
+    const counting: SqlStore = { ...store, batch: (statements) => (batches.push(statements.length), store.batch(statements)) };
+    const r = ExecutionRecorder.begin(counting, clock, running(), { flushMs: 60_000 });
+    r.record(log("a"));
+    r.record(log("b"));
+    expect(await getExecution(store, r.id)).toBeUndefined();
+    const done = await r.finish({ status: "ok", duration_ms: 1, output_bytes: 2 });
+    expect(batches).toEqual([2]);
+    expect(await getExecution(store, r.id)).toEqual(done);
+    expect(await listEvents(store, r.id)).toEqual(r.events);
+  });
+
+  it("stores the running row flushMs after the start, events or not, so a crash leaves a row to close", async () => {
+    const r = ExecutionRecorder.begin(store, clock, running(), { flushMs: 5 });
+    await tick(40);
     expect(await getExecution(store, r.id)).toEqual(r.execution);
+    r.record(log("a"));
+    await tick(40);
+    expect(await listEvents(store, r.id)).toEqual(r.events);
+    const done = await r.finish({ status: "ok", duration_ms: 50, output_bytes: 1 });
+    expect(await getExecution(store, r.id)).toEqual(done);
+  });
+
+  it("persist stores the row and the events so far at once (a reader asked); after finish it waits for the final write", async () => {
+    const r = ExecutionRecorder.begin(store, clock, running(), { flushMs: 60_000 });
+    r.record(log("a"));
+    await r.persist();
+    expect(await getExecution(store, r.id)).toEqual(r.execution);
+    expect(await listEvents(store, r.id)).toEqual(r.events);
+    const finishing = r.finish({ status: "ok", duration_ms: 1, output_bytes: 1 });
+    await r.persist();
+    expect((await getExecution(store, r.id))?.status).toBe("ok");
+    await finishing;
+  });
+
+  it("many events go in multi-row INSERTs of at most 100 parameters (a Durable Object's limit)", async () => {
+    const sizes: number[] = [];
+    const counting: SqlStore = {
+      ...store,
+      batch: (statements) => (sizes.push(...statements.map((s) => s.args?.length ?? 0)), store.batch(statements)),
+    };
+    const r = ExecutionRecorder.begin(counting, clock, running(), { batchSize: 1000, flushMs: 60_000 });
+    for (let i = 0; i < 45; i++) r.record(log(String(i)));
+    await r.finish({ status: "ok", duration_ms: 1, output_bytes: 45 });
+    expect(sizes).toEqual([15, 100, 100, 25]);
+    expect((await listEvents(store, r.id)).map((e) => e.seq)).toEqual(Array.from({ length: 45 }, (_, i) => i + 1));
   });
 
   it("numbers events from 1 without gaps, stamps them with the clock, and writes full batches while running", async () => {
-    const r = await ExecutionRecorder.start(store, clock, running(), { batchSize: 2, flushMs: 60_000 });
+    const r = ExecutionRecorder.begin(store, clock, running(), { batchSize: 2, flushMs: 60_000 });
     expect(r.record(log("a")).seq).toBe(1);
     now += 5;
     const second = r.record(log("b"));
@@ -50,7 +94,7 @@ describe("ExecutionRecorder", () => {
   });
 
   it("writes a partial batch after flushMs, so a poller sees progress", async () => {
-    const r = await ExecutionRecorder.start(store, clock, running(), { batchSize: 100, flushMs: 5 });
+    const r = ExecutionRecorder.begin(store, clock, running(), { batchSize: 100, flushMs: 5 });
     r.record(log("a"));
     expect(await listEvents(store, r.id)).toEqual([]);
     await tick(40);
@@ -58,7 +102,7 @@ describe("ExecutionRecorder", () => {
   });
 
   it("finish stores the rest and the final row together; no event is accepted afterwards", async () => {
-    const r = await ExecutionRecorder.start(store, clock, running(), { batchSize: 100, flushMs: 60_000 });
+    const r = ExecutionRecorder.begin(store, clock, running(), { batchSize: 100, flushMs: 60_000 });
     r.record(log("a"));
     r.record(log("b"));
     now += 100;
@@ -71,7 +115,7 @@ describe("ExecutionRecorder", () => {
   });
 
   it("follow hands over the backlog after afterSeq, then live events and the end, with no gap", async () => {
-    const r = await ExecutionRecorder.start(store, clock, running());
+    const r = ExecutionRecorder.begin(store, clock, running());
     r.record(log("1"));
     r.record(log("2"));
     const seen: EventRecord[] = [];
@@ -90,7 +134,7 @@ describe("ExecutionRecorder", () => {
     const flaky: SqlStore = {
       ...store,
       async batch(statements) {
-        if (failNext && statements.every((s) => s.sql.startsWith("INSERT INTO execution_events"))) {
+        if (failNext && statements.some((s) => s.sql.startsWith("INSERT INTO execution_events"))) {
           failNext = false;
           throw new Error("disk full");
         }
@@ -98,7 +142,7 @@ describe("ExecutionRecorder", () => {
       },
     };
     const errors: unknown[] = [];
-    const r = await ExecutionRecorder.start(flaky, clock, running(), { batchSize: 2, onWriteError: (e) => errors.push(e) });
+    const r = ExecutionRecorder.begin(flaky, clock, running(), { batchSize: 2, onWriteError: (e) => errors.push(e) });
     r.record(log("a"));
     r.record(log("b"));
     await tick(10);

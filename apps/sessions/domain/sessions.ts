@@ -45,7 +45,7 @@ export async function createSession(ctx: ServiceContext, input: CreateSessionInp
   } catch (err) {
     const failure = startupFailure(err, session.id);
     if (failure.code === "INTERNAL") ctx.logger.error("session startup failed", { session_id: session.id, error: String(err) });
-    await db.markCrashed(ctx.store, [session.id], failure.message);
+    await sessionsCrashed(ctx, [session.id], failure.message);
     throw failure;
   }
   let ready: boolean;
@@ -60,7 +60,9 @@ export async function createSession(ctx: ServiceContext, input: CreateSessionInp
     await ctx.live.close(session.id);
     return requireSession(ctx, session.id);
   }
-  return { ...session, status: "ready" };
+  const record: SessionRecord = { ...session, status: "ready" };
+  ctx.liveSessions.set(record.id, record);
+  return record;
 }
 
 /** Everything the runtime needs, read from the template and the files now. */
@@ -107,8 +109,10 @@ function startupFailure(err: unknown, sessionId: string): SessionServiceError {
   return new SessionServiceError("INTERNAL", "session startup failed: internal error", { session_id: sessionId });
 }
 
+/** The session: from memory while this process holds it live (its row says what the memory says),
+ * else from the store. */
 export async function requireSession(ctx: ServiceContext, id: string): Promise<SessionRecord> {
-  const session = await db.getSession(ctx.store, id);
+  const session = ctx.liveSessions.get(id) ?? (await db.getSession(ctx.store, id));
   if (!session) throw sessionNotFound(id);
   return session;
 }
@@ -122,6 +126,7 @@ export const listSessions = (ctx: ServiceContext, status?: SessionStatus) => db.
 export async function closeSession(ctx: ServiceContext, id: string): Promise<SessionRecord> {
   const session = await requireSession(ctx, id);
   if (session.status !== "starting" && session.status !== "ready") return session;
+  ctx.liveSessions.delete(id);
   await db.markClosed(ctx.store, id, timestamp(ctx.clock()));
   await ctx.live.close(id);
   return requireSession(ctx, id);
@@ -139,5 +144,11 @@ export async function recoverAfterRestart(ctx: ServiceContext): Promise<{ sessio
 /** The live layer lost these runtimes outside any call (a crashed or hung worker). */
 export async function runtimesLost(ctx: ServiceContext, ids: string[], reason: string): Promise<void> {
   if (ids.length === 0) return;
-  await db.markCrashed(ctx.store, ids, `runtime lost: ${reason}`);
+  await sessionsCrashed(ctx, ids, `runtime lost: ${reason}`);
+}
+
+/** `starting`/`ready` → `crashed` with `last_error`; they leave the live set first. */
+export async function sessionsCrashed(ctx: ServiceContext, ids: string[], lastError: string): Promise<void> {
+  for (const id of ids) ctx.liveSessions.delete(id);
+  await db.markCrashed(ctx.store, ids, lastError);
 }

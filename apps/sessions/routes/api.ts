@@ -8,7 +8,7 @@
  * VALIDATION_ERROR), the body (not `application/json`, malformed JSON or an unknown field: 400
  * INVALID_REQUEST; a missing or ill-typed field: 400 VALIDATION_ERROR; too large: 413).
  */
-import type { Context, Hono } from "hono";
+import type { Context, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import * as v from "valibot";
 import { errorEnvelope } from "../../../lib/http/errors.ts";
@@ -77,7 +77,9 @@ function decodeParams(c: Context, params: Record<string, "uuid" | "name"> | unde
 
 function decodeQuery<Q extends ObjectSchema>(c: Context, schema: Q | undefined): v.InferOutput<Q> | undefined {
   const values: Record<string, string> = {};
-  for (const [name, value] of new URL(c.req.url).searchParams) {
+  const url = c.req.url;
+  const q = url.indexOf("?");
+  for (const [name, value] of q < 0 ? [] : new URLSearchParams(url.slice(q + 1))) {
     if (!schema || !Object.hasOwn(schema.entries, name)) {
       const known = schema ? Object.keys(schema.entries) : [];
       throw invalidRequest(`unknown query parameter: ${name}${known.length ? ` (known: ${known.join(", ")})` : ""}`, { parameter: name });
@@ -113,6 +115,25 @@ async function decodeBody(c: Context, body: ObjectSchema | "text" | undefined): 
 /** 413, and the connection is closed: the client may still be sending the rest of the body. */
 const tooLarge = (limit: number) => (c: Context) =>
   c.json(errorEnvelope("PAYLOAD_TOO_LARGE", `request body is larger than ${limit} bytes`, { limit_bytes: limit }), 413, { Connection: "close" });
+
+/**
+ * The body size limit. A request that declares its length is judged by the header alone, without
+ * touching the body stream, so the body is later read in one piece (on Node, @hono/node-server
+ * reads it straight from the socket; building the web stream Hono's `bodyLimit` reads costs more
+ * than the rest of a small request). Anything else goes through `bodyLimit`, which counts bytes.
+ */
+function limitBody(limit: number): MiddlewareHandler {
+  const counted = bodyLimit({ maxSize: limit, onError: tooLarge(limit) });
+  return async (c, next) => {
+    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+    const length = c.req.header("content-length");
+    if (length !== undefined && c.req.header("transfer-encoding") === undefined) {
+      if (Number.parseInt(length, 10) > limit) return tooLarge(limit)(c);
+      return next();
+    }
+    return counted(c, next);
+  };
+}
 
 /** The input errors every operation of its shape can give (see the module comment). */
 function impliedErrors(operation: Operation<string, ObjectSchema | undefined, ObjectSchema | "text" | undefined>): ErrorCode[] {
@@ -167,7 +188,7 @@ export class ApiRouter {
     for (const path of fixed) refuse(path);
     for (const { operation, run } of this.routes) {
       const limit = operation.body === "text" ? TEXT_BODY_LIMIT : JSON_BODY_LIMIT;
-      app.on(operation.method.toUpperCase(), honoPath(operation.path), bodyLimit({ maxSize: limit, onError: tooLarge(limit) }), run);
+      app.on(operation.method.toUpperCase(), honoPath(operation.path), limitBody(limit), run);
     }
     for (const path of allowed.keys()) if (!fixed.includes(path)) refuse(path);
   }

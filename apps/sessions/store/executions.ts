@@ -2,7 +2,7 @@
  * Execution rows and their events. The ExecutionRecorder (domain/recorder.ts) decides when to
  * write; this module only knows the statements.
  */
-import type { SqlRow, SqlStatement, SqlStore } from "../../../lib/db/store.ts";
+import type { SqlRow, SqlStatement, SqlStore, SqlValue } from "../../../lib/db/store.ts";
 import type { EventRecord, ExecutionRecord } from "../domain/records.ts";
 
 const COLUMNS =
@@ -53,10 +53,14 @@ const outcomeValues = (e: ExecutionRecord) => [
   e.metrics.output_bytes,
 ];
 
+const INSERT_COLUMNS = ["id", "session_id", "kind", "input", "path", "args", "env", "started_at", ...OUTCOME_COLUMNS];
+const INSERT_EXECUTION = `INSERT INTO executions (${INSERT_COLUMNS.join(", ")}) VALUES (${INSERT_COLUMNS.map(() => "?").join(", ")})`;
+const FINISH_EXECUTION = `UPDATE executions SET ${OUTCOME_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`;
+
+/** The row as it is now: `running` when stored early, or final when the execution is stored at its end. */
 export function insertExecutionStatement(e: ExecutionRecord): SqlStatement {
-  const columns = ["id", "session_id", "kind", "input", "path", "args", "env", "started_at", ...OUTCOME_COLUMNS];
   return {
-    sql: `INSERT INTO executions (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+    sql: INSERT_EXECUTION,
     args: [e.id, e.session_id, e.kind, e.input ?? null, e.path ?? null, JSON.stringify(e.args), JSON.stringify(e.env), e.started_at, ...outcomeValues(e)],
   };
 }
@@ -64,16 +68,28 @@ export function insertExecutionStatement(e: ExecutionRecord): SqlStatement {
 /** The final state of a row that was `running`. */
 export function finishExecutionStatement(e: ExecutionRecord): SqlStatement {
   return {
-    sql: `UPDATE executions SET ${OUTCOME_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`,
+    sql: FINISH_EXECUTION,
     args: [...outcomeValues(e), e.id],
   };
 }
 
-export function insertEventStatement(e: EventRecord): SqlStatement {
-  return {
-    sql: "INSERT INTO execution_events (execution_id, seq, ts, type, payload) VALUES (?, ?, ?, ?, ?)",
-    args: [e.execution_id, e.seq, e.ts, e.type, JSON.stringify(e.payload)],
-  };
+/** Rows per event INSERT: 5 parameters each, and a Durable Object's SQLite binds at most 100. */
+const EVENTS_PER_INSERT = 20;
+/** The INSERT for n rows, made once per n. */
+const insertEventsSql: string[] = [];
+const eventsSql = (n: number) =>
+  (insertEventsSql[n] ??= `INSERT INTO execution_events (execution_id, seq, ts, type, payload) VALUES ${Array.from({ length: n }, () => "(?, ?, ?, ?, ?)").join(", ")}`);
+
+/** Multi-row INSERTs of the events, in order (one statement for up to EVENTS_PER_INSERT). */
+export function insertEventsStatements(events: readonly EventRecord[]): SqlStatement[] {
+  const statements: SqlStatement[] = [];
+  for (let i = 0; i < events.length; i += EVENTS_PER_INSERT) {
+    const chunk = events.slice(i, i + EVENTS_PER_INSERT);
+    const args: SqlValue[] = [];
+    for (const e of chunk) args.push(e.execution_id, e.seq, e.ts, e.type, JSON.stringify(e.payload));
+    statements.push({ sql: eventsSql(chunk.length), args });
+  }
+  return statements;
 }
 
 export async function getExecution(store: SqlStore, id: string): Promise<ExecutionRecord | undefined> {
@@ -119,7 +135,7 @@ export async function failExecutionsOfPreviousRun(store: SqlStore, at: string, r
       error: { message: reason },
       metrics: { ...execution.metrics, events: seq },
     };
-    return [insertEventStatement(event), finishExecutionStatement(finished)];
+    return [...insertEventsStatements([event]), finishExecutionStatement(finished)];
   });
   await store.batch(statements);
   return rows.length;

@@ -1,18 +1,44 @@
 import { createClient } from "@libsql/client";
+import Database from "libsql";
+import AsyncDatabase from "libsql/promise";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { groupCommit } from "./group-commit.ts";
 import { libsqlStore } from "./libsql.ts";
 import { applyMigrations, type Migration } from "./migrate.ts";
+import { sqliteStore, type SqliteConnection } from "./sqlite.ts";
 import { isUniqueViolation, type SqlStore } from "./store.ts";
+
+/** Every SqlStore the Node and Deno entries can open, the same contract for each. */
+const STORES: [string, () => SqlStore][] = [
+  ["libsqlStore (@libsql/client, :memory:)", () => libsqlStore(createClient({ url: ":memory:" }))],
+  ["sqliteStore (:memory:, one connection)", () => sqliteStore({ writer: new Database(":memory:") as SqliteConnection })],
+  [
+    "sqliteStore (file, async writer + reader) with group commit",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), "sqlite-store-"));
+      const path = join(dir, "test.db");
+      const setup = new Database(path);
+      setup.exec("PRAGMA journal_mode = WAL");
+      setup.close();
+      const store = sqliteStore({ writer: new AsyncDatabase(path, {}) as unknown as SqliteConnection, reader: new Database(path) as SqliteConnection });
+      const grouped = groupCommit(store);
+      return { ...grouped, close: async () => (await grouped.close(), rmSync(dir, { recursive: true, force: true })) };
+    },
+  ],
+];
 
 const MIGRATIONS: Migration[] = [
   { version: 1, name: "items", statements: ["CREATE TABLE items (id TEXT PRIMARY KEY, n INTEGER NOT NULL, data BLOB)"] },
   { version: 2, name: "tags", statements: ["CREATE TABLE tags (item_id TEXT NOT NULL, tag TEXT NOT NULL, UNIQUE (item_id, tag))"] },
 ];
 
-describe("libsqlStore and applyMigrations", () => {
+describe.each(STORES)("%s and applyMigrations", (_name, open) => {
   let store: SqlStore;
   beforeEach(() => {
-    store = libsqlStore(createClient({ url: ":memory:" }));
+    store = open();
   });
   afterEach(() => store.close());
 

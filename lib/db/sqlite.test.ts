@@ -1,0 +1,63 @@
+import Database from "libsql";
+import AsyncDatabase from "libsql/promise";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { sqliteStore, type SqliteConnection } from "./sqlite.ts";
+
+let dir: string;
+let path: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "sqlite-store-"));
+  path = join(dir, "test.db");
+  const setup = new Database(path);
+  setup.exec("PRAGMA journal_mode = WAL");
+  setup.exec("CREATE TABLE items (id TEXT PRIMARY KEY)");
+  setup.close();
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const insert = (id: string) => ({ sql: "INSERT INTO items (id) VALUES (?)", args: [id] });
+
+describe("sqliteStore", () => {
+  it("reads see a batch only once it has committed (the commit runs through the asynchronous API)", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const real = new AsyncDatabase(path, {}) as unknown as SqliteConnection;
+    let committing = false;
+    const writer: SqliteConnection = {
+      prepare: (sql) => real.prepare(sql),
+      exec: (sql) => (sql === "COMMIT" ? ((committing = true), gate.then(() => real.exec(sql))) : real.exec(sql)),
+      close: () => real.close(),
+    };
+    const store = sqliteStore({ writer, reader: new Database(path) as SqliteConnection });
+    const write = store.batch([insert("a"), insert("b")]);
+    while (!committing) await new Promise((r) => setTimeout(r, 1));
+    expect(await store.query("SELECT id FROM items")).toEqual([]); // written, not committed
+    release();
+    expect(await write).toEqual([1, 1]);
+    expect(await store.query("SELECT id FROM items ORDER BY id")).toEqual([{ id: "a" }, { id: "b" }]);
+    await store.close();
+  });
+
+  it("prepares each statement text once per connection", async () => {
+    const prepared: string[] = [];
+    const count = (c: SqliteConnection): SqliteConnection => ({ prepare: (sql) => (prepared.push(sql), c.prepare(sql)), exec: (sql) => c.exec(sql), close: () => c.close() });
+    const store = sqliteStore({ writer: count(new Database(path) as SqliteConnection), reader: count(new Database(path) as SqliteConnection) });
+    for (let i = 0; i < 3; i++) {
+      await store.batch([insert(`x${i}`)]);
+      await store.query("SELECT id FROM items WHERE id = ?", [`x${i}`]);
+    }
+    expect(prepared.sort()).toEqual(["BEGIN IMMEDIATE", "INSERT INTO items (id) VALUES (?)", "ROLLBACK", "SELECT id FROM items WHERE id = ?"]);
+    await store.close();
+  });
+
+  it("batches on one store run one after the other; a failed one leaves the connection usable", async () => {
+    const store = sqliteStore({ writer: new AsyncDatabase(path, {}) as unknown as SqliteConnection, reader: new Database(path) as SqliteConnection });
+    const results = await Promise.allSettled([store.batch([insert("a")]), store.batch([insert("b"), insert("a")]), store.execute("INSERT INTO items (id) VALUES ('c')")]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(await store.query("SELECT id FROM items ORDER BY id")).toEqual([{ id: "a" }, { id: "c" }]);
+    await store.close();
+  });
+});
