@@ -18,12 +18,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFile, writeFile, mkdtemp } from "node:fs/promises";
 import { createServer as createHttpServer } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { tmpdir, cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { generateSigningKeySet } from "../apps/idp/cli.ts";
+import { freePort } from "../test/runtimes/service.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -37,17 +37,6 @@ const BASIC = "Basic " + Buffer.from(`${CLIENT}:${SECRET}`).toString("base64");
 
 // Untyped packages: imported by a computed name so TypeScript treats them as `any`.
 const importUntyped = (name: string): Promise<any> => import(name);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 // The peer: panva's oidc-provider with one client_credentials client and our signing keys.

@@ -22,7 +22,6 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,6 +31,7 @@ import { memoryFileTree } from "../lib/files/r2.ts";
 import { createSandbox, loadQuickJS } from "../lib/sandbox/index.ts";
 import { SessionRuntime } from "../apps/sessions/live/session-runtime.ts";
 import { sessionSpec } from "../apps/sessions/live/testing.ts";
+import { freePort } from "../test/runtimes/service.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -65,17 +65,6 @@ async function runFloor(port: number): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function p50(n: number, fn: () => unknown): Promise<number> {
   for (let i = 0; i < Math.min(200, n); i++) await fn();
