@@ -33,7 +33,7 @@ export interface SessionRuntimeObjectOptions<Env> {
   wasmModule: WebAssembly.Module;
   /** The R2 binding that holds the worktrees (keys `<worktree path without leading slash>/<file>`). */
   worktrees(env: Env): R2BucketLike;
-  /** Variables `env` capabilities may expose (default: the string-valued bindings of `env`). */
+  /** Variables `env` capabilities may expose (default: none). */
   hostEnv?(env: Env): Record<string, string | undefined>;
   /** The deployment's module catalog (default: all of MODULE_CATALOG). */
   modules?(env: Env): readonly ModuleName[];
@@ -65,10 +65,9 @@ function wireError(err: unknown): WireError {
   return { code: err instanceof LiveRuntimeError ? err.code : undefined, message: err instanceof Error ? err.message : String(err) };
 }
 
-function stringBindings(env: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries((env ?? {}) as Record<string, unknown>)) if (typeof v === "string") out[k] = v;
-  return out;
+/** The error an object answered with (a JSON WireError, or just its status). */
+async function wireErrorOf(res: Response): Promise<WireError> {
+  return (await res.json().catch(() => ({ message: `HTTP ${res.status}` }))) as WireError;
 }
 
 /** The Durable Object class holding one session's runtime. */
@@ -82,7 +81,7 @@ export function sessionRuntimeObject<Env>(options: SessionRuntimeObjectOptions<E
     constructor(_ctx: unknown, env: Env) {
       this.live = {
         worktrees: r2FileTree(options.worktrees(env)),
-        hostEnv: options.hostEnv ? options.hostEnv(env) : stringBindings(env),
+        hostEnv: options.hostEnv?.(env),
         modules: options.modules?.(env),
       };
     }
@@ -161,17 +160,13 @@ async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> 
   if (buffer.trim()) yield buffer;
 }
 
-export interface DurableRuntimesOptions {
-  /** Not called on workerd (a lost object is reported by the call that finds it gone). */
-  onLost?: LiveRuntimeOptions["onLost"];
-}
-
 /**
  * LiveRuntimes over session objects: the caller's in-memory view (which ids are live, which are
  * busy) plus one stub per session. `close` always reaches the object, so closing ids after a
- * restart frees any runtime left from before.
+ * restart frees any runtime left from before. A lost object is reported by the call that finds it
+ * gone (RUNTIME_LOST), so there is no `onLost` here.
  */
-export function durableRuntimes(namespace: SessionObjectNamespace, _options: DurableRuntimesOptions = {}): LiveRuntimes {
+export function durableRuntimes(namespace: SessionObjectNamespace): LiveRuntimes {
   const live = new Set<string>();
   const busy = new Set<string>();
   const stub = (sessionId: string) => namespace.get(namespace.idFromName(sessionId));
@@ -197,10 +192,7 @@ export function durableRuntimes(namespace: SessionObjectNamespace, _options: Dur
       } catch (err) {
         throw new LiveRuntimeError("STARTUP_FAILED", `the session's object failed: ${(err as Error).message}`);
       }
-      if (!res.ok) {
-        const err = (await res.json().catch(() => ({ message: `HTTP ${res.status}` }))) as WireError;
-        throw new LiveRuntimeError("STARTUP_FAILED", err.message);
-      }
+      if (!res.ok) throw new LiveRuntimeError("STARTUP_FAILED", (await wireErrorOf(res)).message);
       live.add(spec.sessionId);
     },
 
@@ -216,7 +208,7 @@ export function durableRuntimes(namespace: SessionObjectNamespace, _options: Dur
           throw lost(sessionId, `the session's object failed: ${(err as Error).message}`);
         }
         if (!res.ok) {
-          const err = (await res.json().catch(() => ({ message: `HTTP ${res.status}` }))) as WireError;
+          const err = await wireErrorOf(res);
           if (err.code === "SESSION_NOT_LIVE") throw lost(sessionId, "the session's object no longer holds its runtime (it was evicted or restarted)");
           throw new LiveRuntimeError(err.code ?? "RUNTIME_LOST", err.message);
         }
