@@ -3,8 +3,6 @@
  * with the request id when there is one. The sink is a parameter so tests and quiet modes can
  * swap it out; there is no global logger.
  */
-import type { MiddlewareHandler } from "hono";
-
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type LogFields = Record<string, unknown>;
 export type LogSink = (line: string) => void;
@@ -16,6 +14,8 @@ export interface Logger {
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
   child(fields: LogFields): Logger;
+  /** Whether a line of this level would be written (to skip building costly fields). */
+  enabled(level: LogLevel): boolean;
 }
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -42,25 +42,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     info: (m, f) => log("info", m, f),
     warn: (m, f) => log("warn", m, f),
     error: (m, f) => log("error", m, f),
+    enabled: (level) => ORDER[level] >= threshold,
     child: (fields) => createLogger({ ...options, fields: { ...base, ...fields } }),
   };
 }
 
 export function errorFields(err: unknown): LogFields {
   return err instanceof Error ? { error: err.message, stack: err.stack } : { error: String(err) };
-}
-
-/** Access log middleware: one line per request, after the response, with the request id. */
-export function accessLog(logger: Logger): MiddlewareHandler {
-  return async (c, next) => {
-    const started = performance.now();
-    await next();
-    logger.info("request", {
-      request_id: c.get("requestId" as never),
-      method: c.req.method,
-      path: new URL(c.req.url).pathname,
-      status: c.res.status,
-      duration_ms: Math.round((performance.now() - started) * 100) / 100,
-    });
-  };
 }

@@ -11,7 +11,7 @@
 import { Hono, type Context } from "hono";
 import { apiNotFound } from "../../lib/http/errors.ts";
 import { requestId } from "../../lib/http/request-id.ts";
-import { accessLog, createLogger, errorFields, type Logger } from "../../lib/log.ts";
+import { createLogger, errorFields, type Logger } from "../../lib/log.ts";
 import type { ClientConfig } from "./domain/clients.ts";
 import { OAuthError, PageError } from "./domain/errors.ts";
 import { Provider } from "./domain/provider.ts";
@@ -131,8 +131,7 @@ export function createProvider(options: IdpAppOptions): Provider {
 
 function buildApp(p: Provider, logger: Logger): Hono {
   const app = new Hono();
-  app.use(requestId());
-  app.use(accessLog(logger));
+  app.use(requestId({ accessLog: logger }));
   app.onError(errorHandler(logger));
   app.notFound(apiNotFound);
   const r = routes(p);

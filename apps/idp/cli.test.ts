@@ -279,7 +279,7 @@ describe("the real entries", () => {
       );
     });
   const entries = {
-    node: [process.execPath, "--import", "tsx", "apps/idp/node.ts"],
+    node: [process.execPath, "lib/adapters/node-run.mjs", "apps/idp/node.ts"],
     deno: ["node_modules/deno/deno", "run", "-A", "apps/idp/deno.ts"],
   };
 

@@ -10,6 +10,7 @@
 import type { Hono } from "hono";
 import { ConfigError } from "../../lib/config/errors.ts";
 import { parseCommandLine, type ParsedArgs } from "../../lib/config/flags.ts";
+import { formatFieldTable, formatJson, formatYaml } from "../../lib/config/report.ts";
 import { createLogger, type LogLevel } from "../../lib/log.ts";
 import { parseListenAddress, type HostRuntime, type RunningServer } from "../../lib/runtime.ts";
 import { createApp } from "./app.ts";
@@ -57,9 +58,6 @@ function rejectFlags(args: ParsedArgs, command: string, names: string[]): void {
   }
 }
 
-/** The report formatters pull in the YAML library: loaded only by the commands that print. */
-const loadReport = () => import("../../lib/config/report.ts");
-
 function profileLine(config: OidcConfig): string {
   return `profile ${config.profile.name} (${config.profile.source}); profiles file ${config.profilesFile}`;
 }
@@ -69,8 +67,7 @@ async function printConfig(runtime: HostRuntime, args: ParsedArgs): Promise<void
   const format = args.flags.get("format")?.at(-1) ?? "yaml";
   if (format !== "yaml" && format !== "json") throw new ConfigError("CONFIG_INVALID_VALUE", `--format must be yaml or json, got "${format}"`, "flag:--format");
   const config = await loadIdpConfig(afterCommand(args), configIo(runtime));
-  const { formatJson, formatYaml } = await loadReport();
-  runtime.print(format === "json" ? formatJson(oidcSection, config) : formatYaml(oidcSection, config, `idp configuration: ${profileLine(config)}`));
+  runtime.print(format === "json" ? formatJson(oidcSection, config) : await formatYaml(oidcSection, config, `idp configuration: ${profileLine(config)}`));
 }
 
 /** A private JWK set with fresh RSA keys for every kid /jwks publishes. */
@@ -90,10 +87,10 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
   const io = configIo(runtime);
   const config = await loadIdpConfig(afterCommand(args), io);
   const options = await idpAppOptions(config, io);
-  // Loaded before listening; printed once the issuer is final (with port 0, after listening).
-  const report = args.flags.get("print-parsed-fields")?.at(-1) === "true" ? await loadReport() : undefined;
+  // Printed once the issuer is final (with port 0, after listening).
+  const showFields = args.flags.get("print-parsed-fields")?.at(-1) === "true";
   const printFields = () => {
-    if (report) runtime.print(`${report.formatFieldTable(oidcSection, config)}\n(${profileLine(config)})`);
+    if (showFields) runtime.print(`${formatFieldTable(oidcSection, config)}\n(${profileLine(config)})`);
   };
   const logger = createLogger({ fields: { service: "idp" }, level: (runtime.env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
   const address = parseListenAddress(config.values.addr);

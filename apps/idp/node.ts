@@ -1,4 +1,4 @@
-/** Node entry: `tsx apps/idp/node.ts <command> [flags]`. */
+/** Node entry: `npm run idp -- <command> [flags]` (node lib/adapters/node-run.mjs apps/idp/node.ts), or through tsx. */
 import { nodeRuntime } from "../../lib/adapters/node.ts";
 import { runIdpCli } from "./cli.ts";
 

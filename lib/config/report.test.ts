@@ -35,8 +35,8 @@ test("the field table lists value and source per field, secrets masked", () => {
   ]);
 });
 
-test("the YAML output is a config file, commented with sources", () => {
-  const text = formatYaml(section, resolved, "header");
+test("the YAML output is a config file, commented with sources", async () => {
+  const text = await formatYaml(section, resolved, "header");
   expect(text).toContain("name: x # flag:--name");
   expect(text).toContain("tags: # default");
   expect(text).toContain("token: supe*** # env:DEMO_TOKEN");

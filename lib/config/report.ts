@@ -3,9 +3,10 @@
  * and the configuration as a YAML document in config-file shape, each value commented with its
  * source (`print-config`), or as JSON. Secret fields appear only as a short prefix.
  */
-import { Document, isSeq, type Pair, type Node as YamlNode } from "yaml";
+import type { Pair, Node as YamlNode } from "yaml";
 import type { Resolved } from "./layers.ts";
 import type { AnyFieldDef, SectionDef } from "./section.ts";
+import { loadYaml } from "./yaml.ts";
 
 /**
  * A prefix of at most 4 characters, and never more than a third of the secret, then `***`;
@@ -38,7 +39,8 @@ export function formatFieldTable<F extends Record<string, AnyFieldDef>>(section:
 }
 
 /** A config file that reproduces the resolved values (secrets masked), each commented with its source. */
-export function formatYaml<F extends Record<string, AnyFieldDef>>(section: SectionDef<F>, resolved: Resolved<F>, header?: string): string {
+export async function formatYaml<F extends Record<string, AnyFieldDef>>(section: SectionDef<F>, resolved: Resolved<F>, header?: string): Promise<string> {
+  const { Document, isSeq } = await loadYaml();
   const doc = new Document({ [section.key]: displayValues(section, resolved) });
   const map = doc.get(section.key) as { items: Pair<YamlNode, YamlNode>[] };
   for (const pair of map.items) {

@@ -63,7 +63,8 @@ function command(runtime: RuntimeName, service: ServiceName, port: number, optio
   const serveArgs = [COMMAND[service], "--addr", `127.0.0.1:${port}`, ...(options.args ?? [])];
   switch (runtime) {
     case "node":
-      return [process.execPath, "--import", "tsx", `apps/${service}/node.ts`, ...serveArgs];
+      // As `npm run idp` / `npm run sessions` start it: a cached bundle, or tsx where it cannot be bundled.
+      return [process.execPath, "lib/adapters/node-run.mjs", `apps/${service}/node.ts`, ...serveArgs];
     case "deno":
       return ["node_modules/deno/deno", "run", "-A", `apps/${service}/deno.ts`, ...serveArgs];
     case "workerd": {

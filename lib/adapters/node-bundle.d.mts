@@ -1,0 +1,2 @@
+/** Types of node-bundle.mjs (plain JavaScript: it runs before any TypeScript loader). */
+export function bundledEntry(entry: URL): URL | undefined;
