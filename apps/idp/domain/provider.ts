@@ -9,7 +9,7 @@ import type { IdpStateStore, StateKind } from "../state/store.ts";
 import { buildClients, type Client, type ClientConfig } from "./clients.ts";
 import type { User } from "./claims.ts";
 import { KIDS, loadKeyRing, parseConfiguredKeys, type KeyRing, type Kid } from "./keys.ts";
-import { cryptoRandom, opaqueSecret, type RandomBytes } from "./random.ts";
+import { opaqueSecret, pooledCryptoRandom, type RandomBytes } from "./random.ts";
 import { JWKS_MODES, type JwksMode } from "./records.ts";
 import { BUILTIN_SCENARIOS, ScenarioRegistry, fromSeeded } from "./scenarios.ts";
 import { normalizeLogin, parseSeededUsers, syntheticSub, type SeededUser } from "./users.ts";
@@ -68,7 +68,7 @@ export class Provider {
   private readonly interned = new Map<string, string>();
 
   constructor(readonly options: ProviderOptions) {
-    this.random = options.random ?? cryptoRandom;
+    this.random = options.random ?? pooledCryptoRandom();
     this.logger = options.logger;
     this.clients = buildClients(options);
     this.seeded = parseSeededUsers(options.users);

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { USER_CODE_ALPHABET, generateUserCode, normalizeUserCode } from "./user-code.ts";
-import { cryptoRandom } from "./random.ts";
+import { pooledCryptoRandom } from "./random.ts";
 
 describe("user codes", () => {
   it("are XXXX-XXXX over the unambiguous alphabet", () => {
+    const random = pooledCryptoRandom();
     for (let i = 0; i < 200; i++) {
-      const code = generateUserCode(cryptoRandom);
+      const code = generateUserCode(random);
       expect(code).toMatch(/^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
       for (const ch of code.replace("-", "")) expect(USER_CODE_ALPHABET).toContain(ch);
     }
