@@ -6,6 +6,11 @@
 export interface ServeEnv {
   /** The peer address of the socket, as the runtime saw it. */
   clientAddress?: string;
+  /**
+   * The request id, when the adapter has chosen it and already set `X-Request-Id` on the response
+   * itself (lib/http/request-id.ts then only uses it).
+   */
+  requestId?: string;
 }
 
 export type FetchHandler = (request: Request, env: ServeEnv) => Response | Promise<Response>;

@@ -1,8 +1,9 @@
 /** HostRuntime for Node: @hono/node-server for sockets, node:fs for files. */
-import { serve } from "@hono/node-server";
+import { serve, type Http2Bindings, type HttpBindings } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { mkdir, readFile } from "node:fs/promises";
 import { resolve } from "node:path";
+import { chooseRequestId, REQUEST_ID_HEADER } from "../http/request-id.ts";
 import { shutdownSequence, type HostRuntime } from "../runtime.ts";
 
 export function nodeRuntime(): HostRuntime {
@@ -34,8 +35,13 @@ export function nodeRuntime(): HostRuntime {
       return new Promise((resolveServer, reject) => {
         const server = serve(
           {
-            fetch: (req, env: { incoming?: { socket?: { remoteAddress?: string } } }) =>
-              fetch(req, { clientAddress: env?.incoming?.socket?.remoteAddress }),
+            fetch: (req, { incoming, outgoing }: HttpBindings | Http2Bindings) => {
+              // X-Request-Id through node:http's own headers: far cheaper than web Headers here
+              // (see lib/http/request-id.ts); @hono/node-server merges it into every response.
+              const requestId = chooseRequestId(incoming.headers["x-request-id"] as string | undefined);
+              outgoing.setHeader(REQUEST_ID_HEADER, requestId);
+              return fetch(req, { clientAddress: incoming.socket.remoteAddress, requestId });
+            },
             hostname: address.hostname,
             port: address.port,
           },

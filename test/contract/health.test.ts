@@ -15,6 +15,26 @@ describe("identity provider health", () => {
     expect(await res.text()).toBe("ok");
     expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
+
+  it("echoes a well-formed X-Request-Id and replaces a malformed one, once, on every kind of response", async () => {
+    const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const kinds = [
+      `${idp.baseUrl}/jwks`,
+      `${idp.baseUrl}/no-such-path`,
+      // A redirect with an error to the client's registered redirect URI.
+      `${idp.baseUrl}/authorize?client_id=dev-client&redirect_uri=${encodeURIComponent("http://localhost:3000/callback")}&response_type=token`,
+    ];
+    for (const url of kinds) {
+      const echoed = await fetch(url, { headers: { "X-Request-Id": "trace-12345678" }, redirect: "manual" });
+      // A repeated header would read as "a, b".
+      expect(echoed.headers.get("x-request-id"), url).toBe("trace-12345678");
+      const replaced = await fetch(url, { headers: { "X-Request-Id": "no spaces <allowed>" }, redirect: "manual" });
+      expect(replaced.headers.get("x-request-id"), url).toMatch(UUID);
+      const fresh = await fetch(url, { redirect: "manual" });
+      expect(fresh.headers.get("x-request-id"), url).toMatch(UUID);
+      expect([200, 302, 404], url).toContain(fresh.status);
+    }
+  });
 });
 
 describe("session service health and shared middleware", () => {
