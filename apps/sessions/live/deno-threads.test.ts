@@ -12,7 +12,7 @@ it("the Deno thread pool runs sessions in Web Workers and keeps the main thread 
   try {
     await writeFile(join(worktree, "util.js"), "exports.answer = 42;");
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile("node_modules/deno/deno", ["run", "-A", "apps/sessions/live/deno-threads-check.ts", worktree], { cwd: ROOT, timeout: 60_000 }, (err, out, errOut) =>
+      execFile("node_modules/deno/deno", ["run", "-A", "apps/sessions/live/testdata/deno-threads-check.ts", worktree], { cwd: ROOT, timeout: 60_000 }, (err, out, errOut) =>
         err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out),
       ),
     );

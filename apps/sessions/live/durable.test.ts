@@ -1,6 +1,6 @@
 /**
  * SessionRuntimeObject and durableRuntimes on workerd: `wrangler dev` runs the check worker in
- * ./durable-check (Durable Object binding, R2 bucket for worktrees, QuickJS's .wasm as a module).
+ * ./testdata/durable-check (Durable Object binding, R2 bucket for worktrees, QuickJS's .wasm as a module).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { rm } from "node:fs/promises";
@@ -30,7 +30,7 @@ beforeAll(async () => {
       "node_modules/wrangler/bin/wrangler.js",
       "dev",
       "-c",
-      "apps/sessions/live/durable-check/wrangler.toml",
+      "apps/sessions/live/testdata/durable-check/wrangler.toml",
       "--ip",
       "127.0.0.1",
       "--port",

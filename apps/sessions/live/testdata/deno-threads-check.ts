@@ -1,10 +1,10 @@
 /**
  * Exercises the Deno thread pool (run by deno-threads.test.ts as
- * `deno run -A apps/sessions/live/deno-threads-check.ts <worktree>`; Deno resolves the bare
+ * `deno run -A apps/sessions/live/testdata/deno-threads-check.ts <worktree>`; Deno resolves the bare
  * imports only for scripts inside the repo). Prints one JSON line with what it saw.
  */
-import { createDenoThreadRuntimes } from "./deno-threads.ts";
-import { collect, repl, runFile, sessionSpec, timerLateness } from "./testing.ts";
+import { createDenoThreadRuntimes } from "../deno-threads.ts";
+import { collect, repl, runFile, sessionSpec, timerLateness } from "../testing.ts";
 
 const worktree = (globalThis as unknown as { Deno: { args: string[] } }).Deno.args[0]!;
 const pool = createDenoThreadRuntimes({ threads: 2, hostEnv: { APP_X: "x" } });

@@ -1,8 +1,8 @@
 // Test worker for durable.test.ts: a small JSON API over durableRuntimes, so the test can drive
 // the Durable Object class through wrangler dev. (JavaScript, so the `.wasm` import needs no
 // TypeScript declaration.)
-import wasmModule from "../../../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
-import { durableRuntimes, sessionRuntimeObject } from "../durable.ts";
+import wasmModule from "../../../../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
+import { durableRuntimes, sessionRuntimeObject } from "../../durable.ts";
 
 export const SessionRuntimeObject = sessionRuntimeObject({ wasmModule, worktrees: (env) => env.WORKTREES });
 
