@@ -5,11 +5,11 @@
  * sandbox awaiting it keeps an execution running without holding the server's thread).
  * Not a test file; every `sessions-*.test.ts` imports from here.
  */
-import { mkdir, mkdtemp, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { expect } from "vitest";
+import { afterAll, expect } from "vitest";
 import { startService, type RunningService, type StartOptions } from "../runtimes/service.ts";
 
 export const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -129,8 +129,13 @@ export const repl = (s: Sessions, session_id: string, input: string) => post(s, 
 // ---------------------------------------------------------------------------------------------
 // Files
 
+/** Temporary directories this test file made; removed when its tests are done. */
+const temporary: string[] = [];
+afterAll(() => Promise.all(temporary.splice(0).map((dir) => rm(dir, { recursive: true, force: true }))));
+
 async function writeTree(files: Record<string, string>, root?: string): Promise<string> {
-  const dir = root ?? (await mkdtemp(join(tmpdir(), "sessions-")));
+  let dir = root;
+  if (dir === undefined) temporary.push((dir = await mkdtemp(join(tmpdir(), "sessions-"))));
   for (const [path, text] of Object.entries(files)) {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), text);

@@ -4,7 +4,7 @@
  * embedded `file:` database on Node and Deno, the same `--persist-to` state (Durable Object
  * SQLite and R2) on workerd.
  */
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -102,6 +102,7 @@ async function restartScenario(how: "kill" | "stop"): Promise<void> {
   } finally {
     await hold.close();
     await current?.svc.stop();
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
