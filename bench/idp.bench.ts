@@ -6,7 +6,8 @@
  *
  * 1. Ours vs panva's oidc-provider, each in its own child process on loopback, same RSA signing
  *    keys, measured with autocannon (50 connections, 1 s warm-up, then 5 s): discovery, JWKS and a
- *    client_credentials token request (form POST, HTTP Basic client authentication).
+ *    client_credentials token request (form POST, HTTP Basic client authentication). Discovery and
+ *    JWKS are also measured on plain Hono serving the same bodies (no middleware): the floor.
  * 2. Our full authorization code flow (POST /authorize, POST /token, GET /userinfo) as flows/s, from
  *    32 concurrent loops over keep-alive connections (undici Pool).
  * 3. Time from spawning `serve-dev` to the first /healthz answer (median of 5): that command with
@@ -55,6 +56,22 @@ async function runPeer(port: number, keysFile: string): Promise<void> {
     cookies: { keys: ["bench-cookie-key"] },
   });
   createHttpServer(provider.callback()).listen(port, "127.0.0.1", () => process.stdout.write("listening\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The floor: plain Hono on @hono/node-server (no middleware, so no X-Request-Id and no access log)
+// answering discovery and JWKS with our own bodies, precomputed. What the framework alone costs
+// on this machine, so each run shows how close to it ours is.
+
+async function runFloor(port: number, bodiesFile: string): Promise<void> {
+  const { Hono } = await import("hono");
+  const { serve } = await import("@hono/node-server");
+  const bodies = JSON.parse(await readFile(bodiesFile, "utf8")) as { discovery: string; jwks: string };
+  const json = { "Content-Type": "application/json" };
+  const app = new Hono();
+  app.get("/.well-known/openid-configuration", (c) => c.body(bodies.discovery, 200, json));
+  app.get("/jwks", (c) => c.body(bodies.jwks, 200, json));
+  serve({ fetch: app.fetch, port, hostname: "127.0.0.1" });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -132,6 +149,18 @@ async function startPeer(keysFile: string): Promise<Child> {
   const proc = spawnNode(["--import", "tsx", "bench/idp.bench.ts", "peer", String(port), keysFile], {});
   const url = `http://127.0.0.1:${port}`;
   await waitForHealth(`${url}/.well-known/openid-configuration`, proc);
+  return { proc, url, stop: stopper(proc) };
+}
+
+/** The floor serves the bodies ours serves, fetched from ours. */
+async function startFloor(ours: Child, dir: string): Promise<Child> {
+  const text = async (path: string) => (await fetch(ours.url + path)).text();
+  const bodiesFile = join(dir, "floor-bodies.json");
+  await writeFile(bodiesFile, JSON.stringify({ discovery: await text("/.well-known/openid-configuration"), jwks: await text("/jwks") }));
+  const port = await freePort();
+  const proc = spawnNode(["--import", "tsx", "bench/idp.bench.ts", "floor", String(port), bodiesFile], {});
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(`${url}/jwks`, proc);
   return { proc, url, stop: stopper(proc) };
 }
 
@@ -364,15 +393,20 @@ async function main(): Promise<void> {
   const cpuRatios: Record<string, number> = {};
   const ours = await startOurs(keys);
   const peer = await startPeer(keysFile);
+  const plainHono = await startFloor(ours, dir);
   const peerPath = await peerPaths(peer);
+  /** Plain Hono's requests per second and CPU per request, for discovery and JWKS. */
+  const honoRows: string[][] = [];
   try {
     for (const target of TARGETS) {
-      // Rounds alternate ours and the peer, so a change in the machine's load (other engineers'
-      // test suites share the 2 cores) hits both sides alike; each side's median round counts.
+      // Rounds alternate ours, the peer and (for discovery and JWKS) the floor, so a change in the
+      // machine's load (other engineers' test suites share the 2 cores) hits all alike; each
+      // side's median round counts.
       const sides = [
         { who: "ours", server: ours, path: target.path(ours.url), runs: [] as CannonResult[] },
         { who: "oidc-provider", server: peer, path: peerPath[target.name]!, runs: [] as CannonResult[] },
       ];
+      if (target.name !== "client_credentials") sides.push({ who: "plain Hono", server: plainHono, path: target.path(plainHono.url), runs: [] });
       for (const side of sides) await cannon(side.server, { ...target, path: () => side.path }, 1); // warm-up
       for (let round = 0; round < ROUNDS; round++) {
         for (const side of sides) {
@@ -394,9 +428,22 @@ async function main(): Promise<void> {
         `${fmt(ratios[target.name]!, 2)}x`,
         `rounds ${perRound}; server CPU ${fmt(mineCpu!)} / ${fmt(theirsCpu!)} µs per request (${fmt(cpuRatios[target.name]!, 2)}x); p99 ${p99[0]} / ${p99[1]} ms`,
       ]);
+      const plain = sides[2];
+      if (plain) {
+        const rps = median(plain.runs.map((r) => r.rps));
+        const cpu = median(plain.runs.map((r) => r.cpuUsPerRequest));
+        honoRows.push([
+          `${target.name}: plain Hono (the floor)`,
+          fmt(rps),
+          fmt(theirs!),
+          `${fmt(rps / theirs!, 2)}x`,
+          `server CPU ${fmt(cpu)} µs per request; ours reaches ${fmt((100 * mine!) / rps)}% of its rate`,
+        ]);
+      }
     }
   } finally {
     await peer.stop();
+    await plainHono.stop();
   }
 
   // 2. Code flows (ours only)
@@ -440,6 +487,7 @@ async function main(): Promise<void> {
   const table = [
     ["measure", "ours", "oidc-provider", "ratio", "notes (ours / peer)"],
     ...rows,
+    ...honoRows,
     ["code flows/s (32 concurrent)", fmt(flows.perSecond), "-", "-", `${flows.flows} flows in ${fmt(flows.seconds, 1)} s`],
     ...startRows.map((r) => [`first /healthz: ${r.name}`, `${fmt(median(r.times))} ms`, "-", "-", `median of 5: ${r.times.map((s) => fmt(s)).join(", ")} ms`]),
     ...floorRows.map((r) => [`process exit: ${r.name}`, `${fmt(median(r.times))} ms`, "-", "-", `median of 5: ${r.times.map((s) => fmt(s)).join(", ")} ms`]),
@@ -465,6 +513,7 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === "peer") await runPeer(Number(process.argv[3]), process.argv[4]!);
+else if (process.argv[2] === "floor") await runFloor(Number(process.argv[3]), process.argv[4]!);
 else {
   try {
     await main();
