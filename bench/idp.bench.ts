@@ -18,16 +18,18 @@
  *
  * Knobs (environment): BENCH_SECONDS (default 5), BENCH_ROUNDS (default 3), BENCH_RSS_FLOWS (default 100000),
  * BENCH_CLOCK_STEP (flows between two `/debug/clock` moves during the RSS run, default 10000; 0 = never).
- * The script re-runs itself as `tsx bench/idp.bench.ts peer <port> <keys-file>` to host oidc-provider.
+ * The script re-runs itself as `tsx bench/idp.bench.ts peer <port> <keys-file>` to host oidc-provider,
+ * and as `... plain-hono <port> <bodies-file>` to host the floor.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createServer as createHttpServer } from "node:http";
 import { tmpdir, cpus } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { generateSigningKeySet } from "../apps/idp/cli.ts";
+import { forgetBundledEntry } from "../lib/adapters/node-bundle.mjs";
 import { freePort } from "../test/runtimes/service.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -63,7 +65,7 @@ async function runPeer(port: number, keysFile: string): Promise<void> {
 // answering discovery and JWKS with our own bodies, precomputed. What the framework alone costs
 // on this machine, so each run shows how close to it ours is.
 
-async function runFloor(port: number, bodiesFile: string): Promise<void> {
+async function runPlainHono(port: number, bodiesFile: string): Promise<void> {
   const { Hono } = await import("hono");
   const { serve } = await import("@hono/node-server");
   const bodies = JSON.parse(await readFile(bodiesFile, "utf8")) as { discovery: string; jwks: string };
@@ -133,8 +135,6 @@ function stopper(proc: ChildProcess): () => Promise<void> {
 
 /** Node arguments that start our provider as `npm run idp` does (a cached bundle, see node-run.mjs). */
 const OUR_ENTRY = ["lib/adapters/node-run.mjs", "apps/idp/node.ts"];
-/** The cache entry of that bundle: removing it makes the next start build it again. */
-const OUR_BUNDLE_MANIFEST = join(ROOT, "node_modules/.cache/entries/apps-idp-node.json");
 
 async function startOurs(keys: string, env: Record<string, string> = {}): Promise<Child> {
   const port = await freePort();
@@ -153,12 +153,12 @@ async function startPeer(keysFile: string): Promise<Child> {
 }
 
 /** The floor serves the bodies ours serves, fetched from ours. */
-async function startFloor(ours: Child, dir: string): Promise<Child> {
+async function startPlainHono(ours: Child, dir: string): Promise<Child> {
   const text = async (path: string) => (await fetch(ours.url + path)).text();
   const bodiesFile = join(dir, "floor-bodies.json");
   await writeFile(bodiesFile, JSON.stringify({ discovery: await text("/.well-known/openid-configuration"), jwks: await text("/jwks") }));
   const port = await freePort();
-  const proc = spawnNode(["--import", "tsx", "bench/idp.bench.ts", "floor", String(port), bodiesFile], {});
+  const proc = spawnNode(["--import", "tsx", "bench/idp.bench.ts", "plain-hono", String(port), bodiesFile], {});
   const url = `http://127.0.0.1:${port}`;
   await waitForHealth(`${url}/jwks`, proc);
   return { proc, url, stop: stopper(proc) };
@@ -297,7 +297,7 @@ function launchers(): Launcher[] {
     {
       name: "the same, first start after a source change (bundle rebuilt)",
       command: (port) => [process.execPath, [...OUR_ENTRY, ...serve(port)]],
-      before: () => rm(OUR_BUNDLE_MANIFEST, { force: true }),
+      before: async () => forgetBundledEntry(new URL("../apps/idp/node.ts", import.meta.url)),
     },
     { name: "node --import tsx apps/idp/node.ts", command: (port) => [process.execPath, ["--import", "tsx", "apps/idp/node.ts", ...serve(port)]] },
     { name: "deno run -A apps/idp/deno.ts", command: (port) => [join(ROOT, "node_modules/deno/deno"), ["run", "-A", "apps/idp/deno.ts", ...serve(port)]] },
@@ -393,7 +393,7 @@ async function main(): Promise<void> {
   const cpuRatios: Record<string, number> = {};
   const ours = await startOurs(keys);
   const peer = await startPeer(keysFile);
-  const plainHono = await startFloor(ours, dir);
+  const plainHono = await startPlainHono(ours, dir);
   const peerPath = await peerPaths(peer);
   /** Plain Hono's requests per second and CPU per request, for discovery and JWKS. */
   const honoRows: string[][] = [];
@@ -513,7 +513,7 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === "peer") await runPeer(Number(process.argv[3]), process.argv[4]!);
-else if (process.argv[2] === "floor") await runFloor(Number(process.argv[3]), process.argv[4]!);
+else if (process.argv[2] === "plain-hono") await runPlainHono(Number(process.argv[3]), process.argv[4]!);
 else {
   try {
     await main();

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { bundledEntry } from "./node-bundle.mjs";
+import { bundledEntry, forgetBundledEntry } from "./node-bundle.mjs";
 
 const dir = mkdtempSync(join(tmpdir(), "node-bundle-"));
 // ES modules, as in the project (tsx, the fallback, reads a package's type like Node does).
@@ -40,6 +40,13 @@ describe("bundledEntry", () => {
     const second = bundledEntry(entry)!;
     expect(second.href).not.toBe(first.href);
     expect((await import(second.href)).said).toBe("hello again!");
+
+    // Forgotten: built again although nothing changed (the same content, written anew).
+    const before = statSync(second).mtimeMs;
+    await new Promise((r) => setTimeout(r, 5));
+    forgetBundledEntry(entry);
+    expect(bundledEntry(entry)!.href).toBe(second.href);
+    expect(statSync(second).mtimeMs).toBeGreaterThan(before);
   });
 
   it("refuses an entry whose sources use import.meta, which a bundle cannot keep", () => {
