@@ -7,8 +7,9 @@ export interface ServeEnv {
   /** The peer address of the socket, as the runtime saw it. */
   clientAddress?: string;
   /**
-   * The request id, when the adapter has chosen it and already set `X-Request-Id` on the response
-   * itself (lib/http/request-id.ts then only uses it).
+   * The request id. An adapter that has chosen it and set `X-Request-Id` on its native response
+   * itself passes it in (lib/http/request-id.ts then only uses it); otherwise `withRequestId`
+   * chooses it, so handlers always find it here.
    */
   requestId?: string;
 }

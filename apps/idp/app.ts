@@ -10,7 +10,7 @@
  */
 import { Hono, type Context } from "hono";
 import { apiNotFound } from "../../lib/http/errors.ts";
-import { requestId } from "../../lib/http/request-id.ts";
+import { withRequestId } from "../../lib/http/request-id.ts";
 import { createLogger, errorFields, type Logger } from "../../lib/log.ts";
 import type { ClientConfig } from "./domain/clients.ts";
 import { OAuthError, PageError } from "./domain/errors.ts";
@@ -88,25 +88,6 @@ function routes(p: Provider): Hono {
   registerEndSession(app, p);
   registerIntrospection(app, p);
   registerDebug(app, p);
-  // Known paths with a method they do not serve: 405 rather than 404.
-  const allowed: Record<string, string> = {
-    "/token": "POST",
-    "/device_authorization": "POST",
-    "/introspect": "POST",
-    "/revoke": "POST",
-    "/authorize": "GET, POST",
-    "/device": "GET, POST",
-    "/userinfo": "GET, POST",
-    "/end-session": "GET, POST",
-    "/jwks": "GET",
-    "/.well-known/openid-configuration": "GET",
-    "/healthz": "GET",
-  };
-  for (const [path, allow] of Object.entries(allowed)) {
-    app.all(path, (c) =>
-      c.json({ error: "invalid_request", error_description: `${c.req.method} is not allowed; use ${allow}` }, 405, { Allow: allow }),
-    );
-  }
   return app;
 }
 
@@ -129,15 +110,44 @@ export function createProvider(options: IdpAppOptions): Provider {
   });
 }
 
+/** The methods each endpoint serves: a known path asked with another method gets 405, not 404. */
+const ALLOWED_METHODS: Record<string, string> = {
+  "/token": "POST",
+  "/device_authorization": "POST",
+  "/introspect": "POST",
+  "/revoke": "POST",
+  "/authorize": "GET, POST",
+  "/device": "GET, POST",
+  "/userinfo": "GET, POST",
+  "/end-session": "GET, POST",
+  "/jwks": "GET",
+  "/.well-known/openid-configuration": "GET",
+  "/healthz": "GET",
+};
+
+/**
+ * 405 for a known endpoint asked with a method it does not serve, else the JSON 404. Decided here,
+ * after routing failed, rather than by catch-all routes: a catch-all would also match every
+ * served request, and a request that matches one handler alone is dispatched synchronously.
+ */
+function notFoundOr405(p: Provider) {
+  return (c: Context): Response => {
+    const path = c.req.path;
+    const local = p.issuerPath && path.startsWith(p.issuerPath + "/") ? path.slice(p.issuerPath.length) : path;
+    const allow = Object.hasOwn(ALLOWED_METHODS, local) ? ALLOWED_METHODS[local] : undefined;
+    if (allow === undefined) return apiNotFound(c);
+    return c.json({ error: "invalid_request", error_description: `${c.req.method} is not allowed; use ${allow}` }, 405, { Allow: allow });
+  };
+}
+
 function buildApp(p: Provider, logger: Logger): Hono {
   const app = new Hono();
-  app.use(requestId({ accessLog: logger }));
   app.onError(errorHandler(logger));
-  app.notFound(apiNotFound);
+  app.notFound(notFoundOr405(p));
   const r = routes(p);
   if (p.issuerPath) app.route(p.issuerPath, r);
   app.route("/", r);
-  return app;
+  return withRequestId(app, { accessLog: logger });
 }
 
 /** Builds the app; keys load in the background (see the module comment). */

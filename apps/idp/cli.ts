@@ -102,7 +102,8 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
   const appReady = app ? Promise.resolve(app) : new Promise<Hono>((resolve) => (ready = resolve));
   let server: RunningServer;
   try {
-    server = await runtime.serve(async (req, env) => (app ?? (await appReady)).fetch(req, env), address);
+    // Not an async function: a response the app gives synchronously is then written synchronously.
+    server = await runtime.serve((req, env) => (app ? app.fetch(req, env) : appReady.then((built) => built.fetch(req, env))), address);
   } catch (err) {
     runtime.printError(`idp: cannot listen on ${config.values.addr}: ${(err as Error).message}`);
     return runtime.exit(1);

@@ -10,8 +10,9 @@ import { applyMigrations } from "../../lib/db/migrate.ts";
 import type { SqlStore } from "../../lib/db/store.ts";
 import { FileTreeError, type FileTree } from "../../lib/files/tree.ts";
 import { ApiError, apiErrorHandler, apiNotFound } from "../../lib/http/errors.ts";
-import { requestId } from "../../lib/http/request-id.ts";
+import { withRequestId } from "../../lib/http/request-id.ts";
 import { createLogger, errorFields, type Logger } from "../../lib/log.ts";
+import type { ServeEnv } from "../../lib/runtime.ts";
 import type { ServiceContext } from "./domain/context.ts";
 import { ERROR_STATUS, SessionServiceError } from "./domain/errors.ts";
 import { fileError } from "./domain/files.ts";
@@ -96,8 +97,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   ready.catch((err) => logger.error("session store could not be prepared", errorFields(err)));
 
   const app = new Hono();
-  app.use(requestId({ accessLog: logger }));
-  const handle = apiErrorHandler((err, c) => logger.error("unhandled error", { request_id: c.get("requestId" as never), ...errorFields(err) }));
+  const handle = apiErrorHandler((err, c) => logger.error("unhandled error", { request_id: (c.env as ServeEnv).requestId, ...errorFields(err) }));
   app.onError((err: Error, c: Context) => handle(toApiError(err), c));
   app.notFound(apiNotFound);
 
@@ -116,6 +116,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   registerOpenApi(router, API_VERSION);
   router.mount(api);
   app.route("/api/v1", api);
+  withRequestId(app, { accessLog: logger });
 
   return {
     app,

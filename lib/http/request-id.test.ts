@@ -1,21 +1,23 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../log.ts";
-import { requestId } from "./request-id.ts";
+import type { ServeEnv } from "../runtime.ts";
+import { withRequestId } from "./request-id.ts";
 
 function app() {
-  const a = new Hono<{ Variables: { requestId: string } }>();
-  a.use(requestId());
-  a.get("/id", (c) => c.text(c.get("requestId")));
-  // A handler that builds its own Response, bypassing c.header().
+  const a = new Hono();
+  a.get("/id", (c) => c.text((c.env as ServeEnv).requestId ?? "none"));
+  a.get("/async", async (c) => c.text("later"));
+  // Handlers that build their own Response, bypassing c.header(); one with immutable headers.
   a.get("/raw", () => new Response("raw"));
-  return a;
+  a.get("/redirect", () => Response.redirect("http://localhost/elsewhere", 302));
+  return withRequestId(a);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-describe("requestId middleware", () => {
-  it("sets a fresh UUID on the response and in the context", async () => {
+describe("withRequestId", () => {
+  it("sets a fresh UUID on the response and gives it to handlers as env.requestId", async () => {
     const res = await app().request("/id");
     const id = res.headers.get("x-request-id");
     expect(id).toMatch(UUID);
@@ -32,18 +34,29 @@ describe("requestId middleware", () => {
     expect(res.headers.get("x-request-id")).toMatch(UUID);
   });
 
-  it("also marks responses that handlers build themselves", async () => {
-    const res = await app().request("/raw");
+  it.each(["/raw", "/redirect", "/async", "/missing"])("also marks %s", async (path) => {
+    const res = await app().request(path);
     expect(res.headers.get("x-request-id")).toMatch(UUID);
+  });
+
+  it("answers a synchronous handler synchronously (no Promise), so adapters can write it at once", () => {
+    const res = app().fetch(new Request("http://localhost/raw"), {});
+    expect(res).toBeInstanceOf(Response);
+  });
+
+  it("leaves the header to an adapter that chose the id (env.requestId) and passes that id on", async () => {
+    const res = await app().fetch(new Request("http://localhost/id", { headers: { "X-Request-Id": "ignored-by-adapter" } }), { requestId: "chosen-by-adapter" });
+    expect(res.headers.get("x-request-id")).toBeNull();
+    expect(await res.text()).toBe("chosen-by-adapter");
   });
 });
 
-describe("requestId access log", () => {
+describe("withRequestId access log", () => {
   function logged(level?: "info" | "warn") {
     const lines: string[] = [];
     const a = new Hono();
-    a.use(requestId({ accessLog: createLogger({ level, sink: (l) => lines.push(l) }) }));
     a.get("/x", (c) => c.text("ok", 201));
+    withRequestId(a, { accessLog: createLogger({ level, sink: (l) => lines.push(l) }) });
     return { a, lines };
   }
 

@@ -3,22 +3,23 @@
  *
  * A well-formed incoming id is echoed (so a caller can correlate its own logs), anything else is
  * replaced by a fresh UUID. With a logger, one line per request goes to it after the response,
- * with that id. Both live in one middleware because each async middleware layer is a measurable
- * part of a cheap request's cost on Node (docs/benchmarks.md, JWKS).
+ * with that id. Handlers read the id as `c.env.requestId` (ServeEnv).
+ *
+ * This wraps the app's `fetch` rather than being a Hono middleware: any middleware makes Hono's
+ * dispatch asynchronous, and a handler that answers synchronously then loses @hono/node-server's
+ * synchronous response path. On /jwks that was 32,000 against 40,000 requests per second
+ * (docs/benchmarks.md). `app.fetch` itself is replaced, so `app.request` in tests behaves the same.
  *
  * An adapter may choose the id and set the header on its native response instead, passing the id
  * as `env.requestId` (lib/runtime.ts, ServeEnv): the Node adapter does, because reading one
  * request header and adding one response header through web `Headers` on @hono/node-server
  * costs a third of a cheap request's CPU there (measured: /jwks 31-35 µs -> 22-24 µs without).
  */
-import type { MiddlewareHandler } from "hono";
 import type { Logger } from "../log.ts";
 import type { ServeEnv } from "../runtime.ts";
 
 export const REQUEST_ID_HEADER = "X-Request-Id";
 const WELL_FORMED = /^[A-Za-z0-9._:-]{8,128}$/;
-
-export type RequestIdVariables = { requestId: string };
 
 /** The id for a request that came with `incoming` as its `X-Request-Id` (or none). */
 export function chooseRequestId(incoming: string | null | undefined): string {
@@ -30,25 +31,47 @@ export interface RequestIdOptions {
   accessLog?: Logger;
 }
 
-export function requestId(options: RequestIdOptions = {}): MiddlewareHandler<{ Variables: RequestIdVariables }> {
+/** What `withRequestId` needs of an app: Hono's `fetch` (request, env, execution context). */
+export interface FetchingApp {
+  // `any`: Hono types env by each app's bindings; ServeEnv is the part this module reads and adds.
+  fetch: (request: Request, env?: any, executionCtx?: any) => Response | Promise<Response>;
+}
+
+/** Replaces `app.fetch` with one that marks and logs every request (see the module comment). */
+export function withRequestId<A extends FetchingApp>(app: A, options: RequestIdOptions = {}): A {
+  const inner = app.fetch;
   const log = options.accessLog;
-  return async (c, next) => {
+  app.fetch = (request, env, executionCtx) => {
     const started = log?.enabled("info") ? performance.now() : undefined;
-    const preset = (c.env as ServeEnv | undefined)?.requestId;
-    const id = preset ?? chooseRequestId(c.req.header(REQUEST_ID_HEADER));
-    c.set("requestId", id);
-    if (preset === undefined) c.header(REQUEST_ID_HEADER, id);
-    await next();
-    // Handlers that build their own Response (streams, redirects) still carry the header.
-    if (preset === undefined && !c.res.headers.has(REQUEST_ID_HEADER)) c.res.headers.set(REQUEST_ID_HEADER, id);
-    if (started !== undefined) {
-      log!.info("request", {
-        request_id: id,
-        method: c.req.method,
-        path: c.req.path,
-        status: c.res.status,
-        duration_ms: Math.round((performance.now() - started) * 100) / 100,
-      });
-    }
+    const preset = (env as ServeEnv | undefined)?.requestId;
+    const id = preset ?? chooseRequestId(request.headers.get(REQUEST_ID_HEADER));
+    const finish = (res: Response): Response => {
+      if (preset === undefined && !res.headers.has(REQUEST_ID_HEADER)) res = withHeader(res, id);
+      if (started !== undefined) {
+        log!.info("request", {
+          request_id: id,
+          method: request.method,
+          path: new URL(request.url).pathname,
+          status: res.status,
+          duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        });
+      }
+      return res;
+    };
+    const res = inner(request, preset === undefined ? { ...env, requestId: id } : env, executionCtx);
+    return res instanceof Promise ? res.then(finish) : finish(res);
   };
+  return app;
+}
+
+function withHeader(res: Response, id: string): Response {
+  try {
+    res.headers.set(REQUEST_ID_HEADER, id);
+    return res;
+  } catch {
+    // Immutable headers (Response.redirect, a fetched response): copy the response.
+    const copy = new Response(res.body, res);
+    copy.headers.set(REQUEST_ID_HEADER, id);
+    return copy;
+  }
 }

@@ -87,4 +87,23 @@ describe("path-based issuer", () => {
     expect(userinfo.status).toBe(401);
     await userinfo.arrayBuffer();
   });
+
+  it("a served path asked with another method is 405 with Allow, under the prefix and at the root; others 404", async () => {
+    for (const base of [idp.issuer, idp.base]) {
+      const res = await fetch(`${base}/token`);
+      expect(res.status, base).toBe(405);
+      expect(res.headers.get("allow")).toBe("POST");
+      expect(((await res.json()) as { error: string }).error).toBe("invalid_request");
+      const jwks = await fetch(`${base}/jwks`, { method: "DELETE" });
+      expect(jwks.status).toBe(405);
+      expect(jwks.headers.get("allow")).toBe("GET");
+      await jwks.arrayBuffer();
+    }
+    for (const path of [`${PREFIX}/nowhere`, `${PREFIX}x/token`, "/nowhere/token"]) {
+      const res = await fetch(`${idp.base}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get("x-request-id")).toBeTruthy();
+      await res.arrayBuffer();
+    }
+  });
 });
