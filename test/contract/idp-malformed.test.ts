@@ -5,6 +5,10 @@
  * registered redirect URI, or a debug 400. For every row: never a 5xx (`failOnServerErrors`), no
  * `Location` unless the row expects an error redirect, and the stored state (debug counts) is the
  * same after the request as before it.
+ *
+ * After the table, a few specific checks whose expectation a row cannot state: a refused
+ * code_verifier does not spend the code, the `WWW-Authenticate` challenge of /userinfo, and a
+ * malformed user code not echoed unescaped.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -21,6 +25,7 @@ import {
   rp,
   startIdp,
   type Idp,
+  type JsonResponse,
 } from "./idp-helpers.ts";
 
 let idp: Idp;
@@ -60,6 +65,8 @@ interface Row {
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
 const JSON_TYPE = { "content-type": "application/json" };
 const form = (params: Record<string, string>) => new URLSearchParams(params).toString();
+/** `params` without `key` at all (as opposed to `key` present and empty). */
+const omit = (params: Record<string, string>, key: string) => Object.fromEntries(Object.entries(params).filter(([k]) => k !== key));
 const post = (path: string, body: string, headers: Record<string, string> = FORM) => ({ method: "POST", path, headers, body });
 const query = (path: string, params: Record<string, string> | string) =>
   ({ path: `${path}?${typeof params === "string" ? params : new URLSearchParams(params)}` });
@@ -87,6 +94,7 @@ const rows: Row[] = [
   { name: "token: text/plain body", request: () => post("/token", "grant_type=authorization_code", { "content-type": "text/plain" }), expect: { oauth: "invalid_request", status: 400 } },
   { name: "token: broken percent-encoding", request: () => post("/token", "%%%=%zz&&=="), expect: { oauth: "invalid_request", status: 400 } },
   { name: "token: empty grant_type", request: () => post("/token", form({ grant_type: "", client_id: "dev-client" })), expect: { oauth: "invalid_request", status: 400 } },
+  { name: "token: grant_type absent", request: () => post("/token", form({ client_id: "dev-client" })), expect: { oauth: "invalid_request", status: 400 } },
   { name: "token: repeated grant_type", request: () => post("/token", "grant_type=refresh_token&grant_type=refresh_token&client_id=dev-client"), expect: { oauth: "invalid_request", status: 400 } },
   { name: "token: unknown grant_type", request: () => post("/token", form({ grant_type: "password", client_id: "dev-client", username: "a", password: "b" })), expect: { oauth: "unsupported_grant_type", status: 400 } },
   { name: "token: no client_id", request: () => post("/token", form({ grant_type: "authorization_code", code: "x" })), expect: { oauth: "invalid_request", status: 400 } },
@@ -100,8 +108,10 @@ const rows: Row[] = [
   { name: "token: wrong secret", request: () => post("/token", form({ grant_type: "client_credentials", client_id: "web-app", client_secret: "web-app-secreT" })), expect: { oauth: "invalid_client", status: 401 } },
   { name: "token code: missing code", request: () => post("/token", form({ grant_type: "authorization_code", client_id: "dev-client", redirect_uri: REDIRECT_URI })), expect: { oauth: "invalid_request", status: 400 } },
   { name: "token code: unknown code", request: () => post("/token", form({ grant_type: "authorization_code", client_id: "dev-client", redirect_uri: REDIRECT_URI, code: "x".repeat(43) })), expect: { oauth: "invalid_grant", status: 400 } },
+  { name: "token code: short garbage code", request: () => post("/token", form({ grant_type: "authorization_code", client_id: "dev-client", redirect_uri: REDIRECT_URI, code: "garbage" })), expect: { oauth: "invalid_grant", status: 400 } },
   { name: "token code: missing redirect_uri", setup: true, request: (s) => post("/token", form({ ...CODE_GRANT(s), redirect_uri: "" })), expect: { oauth: "invalid_grant", status: 400 } },
   { name: "token code: redirect_uri with a trailing slash", setup: true, request: (s) => post("/token", form({ ...CODE_GRANT(s), redirect_uri: `${REDIRECT_URI}/` })), expect: { oauth: "invalid_grant", status: 400 } },
+  { name: "token code: another registered redirect_uri than the authorized one", setup: true, request: (s) => post("/token", form({ ...CODE_GRANT(s), redirect_uri: "http://localhost:3000/callback" })), expect: { oauth: "invalid_grant", status: 400 } },
   { name: "token code: missing code_verifier", setup: true, request: (s) => post("/token", form({ ...CODE_GRANT(s), code_verifier: "" })), expect: { oauth: "invalid_grant", status: 400 } },
   { name: "token code: too short code_verifier", setup: true, request: (s) => post("/token", form({ ...CODE_GRANT(s), code_verifier: "abc" })), expect: { oauth: "invalid_grant", status: 400 } },
   { name: "token code: code_verifier with bad characters", setup: true, request: (s) => post("/token", form({ ...CODE_GRANT(s), code_verifier: `${s.verifier.slice(0, -1)}!` })), expect: { oauth: "invalid_grant", status: 400 } },
@@ -123,9 +133,11 @@ const rows: Row[] = [
   // -- /authorize GET: before the client and redirect URI are known, a 400 page ---------------
   { name: "authorize: no parameters", request: () => ({ path: "/authorize" }), expect: { page: 400 } },
   { name: "authorize: missing client_id", request: () => query("/authorize", { ...AUTHZ, client_id: "" }), expect: { page: 400 } },
+  { name: "authorize: client_id absent", request: () => query("/authorize", omit(AUTHZ, "client_id")), expect: { page: 400 } },
   { name: "authorize: unknown client_id", request: () => query("/authorize", { ...AUTHZ, client_id: "nobody" }), expect: { page: 400 } },
   { name: "authorize: repeated client_id", request: () => query("/authorize", `${new URLSearchParams(AUTHZ)}&client_id=dev-client`), expect: { page: 400 } },
   { name: "authorize: missing redirect_uri", request: () => query("/authorize", { ...AUTHZ, redirect_uri: "" }), expect: { page: 400 } },
+  { name: "authorize: redirect_uri absent", request: () => query("/authorize", omit(AUTHZ, "redirect_uri")), expect: { page: 400 } },
   { name: "authorize: repeated redirect_uri", request: () => query("/authorize", `${new URLSearchParams(AUTHZ)}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`), expect: { page: 400 } },
   ...UNREGISTERED_REDIRECTS.map(([what, uri]): Row => ({
     name: `authorize: redirect_uri not registered (${what})`,
@@ -134,6 +146,7 @@ const rows: Row[] = [
   })),
   // -- /authorize GET: afterwards, an error redirect with state and iss -------------------------
   { name: "authorize: missing response_type", request: () => query("/authorize", { ...AUTHZ, response_type: "" }), expect: { redirectError: "invalid_request" } },
+  { name: "authorize: response_type absent", request: () => query("/authorize", omit(AUTHZ, "response_type")), expect: { redirectError: "invalid_request" } },
   { name: "authorize: response_type token", request: () => query("/authorize", { ...AUTHZ, response_type: "token" }), expect: { redirectError: "unsupported_response_type" } },
   { name: "authorize: response_type code id_token", request: () => query("/authorize", { ...AUTHZ, response_type: "code id_token" }), expect: { redirectError: "unsupported_response_type" } },
   { name: "authorize: repeated state", request: () => query("/authorize", `${new URLSearchParams(AUTHZ)}&state=again`), expect: { redirectError: "invalid_request" } },
@@ -193,6 +206,7 @@ const rows: Row[] = [
 
   // -- /end-session ---------------------------------------------------------------------------------
   { name: "end-session: id_token_hint not a JWT", request: () => query("/end-session", { id_token_hint: "garbage" }), expect: { page: 400 } },
+  { name: "end-session: id_token_hint of three junk segments (a.b.c)", request: () => query("/end-session", { id_token_hint: "a.b.c" }), expect: { page: 400 } },
   { name: "end-session: id_token_hint without sub", request: () => query("/end-session", { id_token_hint: `${b64({ alg: "none" })}.${b64({ iss: "x" })}.` }), expect: { page: 400 } },
   { name: "end-session: id_token_hint with a non-JSON payload", request: () => query("/end-session", { id_token_hint: "eyJhbGciOiJub25lIn0.bm90IGpzb24.x" }), expect: { page: 400 } },
   { name: "end-session: unregistered post_logout_redirect_uri", request: () => query("/end-session", { post_logout_redirect_uri: "http://evil.test/", state: "s" }), expect: { page: 400 } },
@@ -230,6 +244,15 @@ const rows: Row[] = [
   { name: "debug: unknown listing", request: () => ({ path: "/debug/nothing" }), expect: { status: 404 } },
 ];
 
+/** The documented OAuth error answer: the status, a JSON `error` with a string `error_description`, not cached. */
+function expectOAuthError(res: JsonResponse, status: number, error: string) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+  expect(res.headers.get("cache-control")).toMatch(/no-store/);
+  expect(res.body.error).toBe(error);
+  expect(typeof res.body.error_description).toBe("string");
+}
+
 function b64(value: unknown): string {
   return btoa(JSON.stringify(value)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
@@ -261,12 +284,10 @@ describe("malformed and missing parameters at every endpoint", () => {
       const location = res.headers.get("location");
       const e = row.expect;
       if ("oauth" in e) {
-        expect(res.status, text).toBe(e.status);
+        // Status and type first, so a non-JSON answer fails with its status and text, not a parse error.
+        expect(res.status, text.slice(0, 300)).toBe(e.status);
         expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-        expect(res.headers.get("cache-control")).toMatch(/no-store/);
-        const body = JSON.parse(text) as { error: string; error_description: unknown };
-        expect(body.error).toBe(e.oauth);
-        expect(typeof body.error_description).toBe("string");
+        expectOAuthError({ status: res.status, headers: res.headers, body: JSON.parse(text) as Record<string, unknown> }, e.status, e.oauth);
       } else if ("page" in e) {
         expect(res.status, text.slice(0, 300)).toBe(e.page);
         expect(res.headers.get("content-type")).toMatch(/^text\/html/);
@@ -288,4 +309,64 @@ describe("malformed and missing parameters at every endpoint", () => {
       expect(await debugCounts(idp.base), "stored state is unchanged").toEqual(before);
     });
   }
+});
+
+/** Runs `requests` and checks that the stored state (debug counts) is the same afterwards. */
+async function leavesStateUnchanged(requests: () => Promise<void>) {
+  const before = await debugCounts(idp.base);
+  await requests();
+  expect(await debugCounts(idp.base), "stored state is unchanged").toEqual(before);
+}
+
+describe("specific checks a row cannot express", () => {
+  it("token code: a missing or wrong code_verifier is refused and does not spend the code; the right one still redeems it", async () => {
+    const request = await authRequest(config);
+    const { callback } = await interactiveLogin(request.url, "alice");
+    const grant = { grant_type: "authorization_code", client_id: "dev-client", redirect_uri: REDIRECT_URI, code: callback.searchParams.get("code")! };
+    await leavesStateUnchanged(async () => {
+      const missing = await postForm(`${idp.base}/token`, grant);
+      expect(missing.status).toBe(400);
+      expect(["invalid_grant", "invalid_request"]).toContain(missing.body.error);
+      expectOAuthError(await postForm(`${idp.base}/token`, { ...grant, code_verifier: client.randomPKCECodeVerifier() }), 400, "invalid_grant");
+    });
+    const ok = await postForm(`${idp.base}/token`, { ...grant, code_verifier: request.verifier! });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+  });
+
+  it("userinfo: without a token, 401 with a Bearer or DPoP WWW-Authenticate challenge", async () => {
+    await leavesStateUnchanged(async () => {
+      const res = await fetch(`${idp.base}/userinfo`);
+      expect(res.status).toBe(401);
+      expect(res.headers.get("www-authenticate")).toMatch(/^(Bearer|DPoP)/i);
+      await res.arrayBuffer();
+    });
+  });
+
+  it("userinfo: a garbage token or a malformed Authorization is 401 with WWW-Authenticate (invalid_token for a garbage Bearer token)", async () => {
+    await leavesStateUnchanged(async () => {
+      for (const authorization of ["Bearer garbage", "Bearer ", "Basic Zm9vOmJhcg==", "garbage"]) {
+        const res = await fetch(`${idp.base}/userinfo`, { headers: { authorization } });
+        expect(res.status, authorization).toBe(401);
+        expect(res.headers.get("www-authenticate"), authorization).toBeTruthy();
+        await res.arrayBuffer();
+      }
+      const res = await fetch(`${idp.base}/userinfo`, { headers: { authorization: "Bearer garbage" } });
+      expect(res.headers.get("www-authenticate")).toMatch(/invalid_token/);
+      await res.arrayBuffer();
+    });
+  });
+
+  it("device: a malformed user code is a 400 page that does not echo the code unescaped", async () => {
+    await leavesStateUnchanged(async () => {
+      const res = await fetch(`${idp.base}/device`, {
+        method: "POST",
+        headers: FORM,
+        body: new URLSearchParams({ user_code: '<script>alert("xss-1")</script>', action: "approve", login: "alice", password: "" }),
+      });
+      expect(res.status).toBe(400);
+      const html = await res.text();
+      expect(html).toContain("invalid or expired code");
+      expect(html).not.toContain('<script>alert("xss-1")');
+    });
+  });
 });
