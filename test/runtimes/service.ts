@@ -7,6 +7,7 @@
  * settings); on workerd they become wrangler `--var`s, so a suite configures every runtime alike.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -45,7 +46,36 @@ export function currentRuntime(): RuntimeName {
   return name;
 }
 
+/**
+ * A loopback port that is free now, for a child process to bind a moment later. Chosen below the
+ * kernel's ephemeral range: a port that `listen(0)` handed out and that was released again can be
+ * taken in between as the local port of any outgoing connection (CI once saw wrangler fail with
+ * "Address already in use" that way); a port below the range is only ever taken by a deliberate
+ * bind. Falls back to the kernel's choice where the range cannot be read.
+ */
 export async function freePort(): Promise<number> {
+  const below = ephemeralRangeStart();
+  if (below > LOWEST_PORT + 1000) {
+    for (let i = 0; i < 50; i++) {
+      // Leaves room for port + 1 (freePortPair).
+      const port = LOWEST_PORT + Math.floor(Math.random() * (below - LOWEST_PORT - 2));
+      if (await isFree(port)) return port;
+    }
+  }
+  return kernelChosenPort();
+}
+
+const LOWEST_PORT = 10_000;
+
+function ephemeralRangeStart(): number {
+  try {
+    return Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+function kernelChosenPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
@@ -117,6 +147,17 @@ export async function startService(
   options: StartOptions = {},
   runtime: RuntimeName = currentRuntime(),
 ): Promise<RunningService> {
+  // Another process can still bind the chosen port first (see freePort): then a new port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launch(service, options, runtime);
+    } catch (err) {
+      if (attempt === 3 || !/Address already in use|EADDRINUSE/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function launch(service: ServiceName, options: StartOptions, runtime: RuntimeName): Promise<RunningService> {
   // workerd wants two ports (server and inspector); keep them apart from other free ports.
   const port = runtime === "workerd" ? await freePortPair() : await freePort();
   const [bin, ...args] = command(runtime, service, port, options);
