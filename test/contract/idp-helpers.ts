@@ -197,15 +197,17 @@ export interface JsonResponse<T = Record<string, unknown>> {
   body: T;
 }
 
-async function asJson<T>(res: Response): Promise<JsonResponse<T>> {
-  const text = await res.text();
-  let body: unknown;
+/** A body read as text, parsed as JSON; a body that is not JSON becomes `{ _text }`, so failures show it. */
+export function jsonOrText<T = Record<string, unknown>>(text: string): T {
   try {
-    body = JSON.parse(text);
+    return JSON.parse(text) as T;
   } catch {
-    body = { _text: text };
+    return { _text: text } as T;
   }
-  return { status: res.status, headers: res.headers, body: body as T };
+}
+
+async function asJson<T>(res: Response): Promise<JsonResponse<T>> {
+  return { status: res.status, headers: res.headers, body: jsonOrText<T>(await res.text()) };
 }
 
 export async function postForm(

@@ -20,6 +20,7 @@ import {
   debugCounts,
   failOnServerErrors,
   interactiveLogin,
+  jsonOrText,
   postForm,
   resetIdp,
   rp,
@@ -284,10 +285,7 @@ describe("malformed and missing parameters at every endpoint", () => {
       const location = res.headers.get("location");
       const e = row.expect;
       if ("oauth" in e) {
-        // Status and type first, so a non-JSON answer fails with its status and text, not a parse error.
-        expect(res.status, text.slice(0, 300)).toBe(e.status);
-        expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-        expectOAuthError({ status: res.status, headers: res.headers, body: JSON.parse(text) as Record<string, unknown> }, e.status, e.oauth);
+        expectOAuthError({ status: res.status, headers: res.headers, body: jsonOrText(text) }, e.status, e.oauth);
       } else if ("page" in e) {
         expect(res.status, text.slice(0, 300)).toBe(e.page);
         expect(res.headers.get("content-type")).toMatch(/^text\/html/);
@@ -302,7 +300,7 @@ describe("malformed and missing parameters at every endpoint", () => {
         expect(target.searchParams.get("code")).toBeNull();
       } else {
         expect(res.status, text.slice(0, 300)).toBe(e.status);
-        if (e.error) expect((JSON.parse(text) as { error: string }).error).toBe(e.error);
+        if (e.error) expect(jsonOrText<{ error?: string }>(text).error).toBe(e.error);
       }
       if (!("redirectError" in e)) expect(location, "no redirect for this error").toBeNull();
       expect(res.headers.getSetCookie().some((c) => /^idp_session=[^;]+/.test(c)), "no session cookie is set").toBe(false);

@@ -58,11 +58,13 @@ export async function freePort(): Promise<number> {
   if (below > LOWEST_PORT + 1000) {
     for (let i = 0; i < 50; i++) {
       // Leaves room for port + 1 (freePortPair).
-      const port = LOWEST_PORT + Math.floor(Math.random() * (below - LOWEST_PORT - 2));
-      if (await isFree(port)) return port;
+      const port = await tryBind(LOWEST_PORT + Math.floor(Math.random() * (below - LOWEST_PORT - 2)));
+      if (port !== undefined) return port;
     }
   }
-  return kernelChosenPort();
+  const port = await tryBind(0);
+  if (port === undefined) throw new Error("no free loopback port");
+  return port;
 }
 
 const LOWEST_PORT = 10_000;
@@ -75,13 +77,14 @@ function ephemeralRangeStart(): number {
   }
 }
 
-function kernelChosenPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Binds `port` on loopback (0: the kernel's choice) and releases it: the port, or undefined if it was taken. */
+function tryBind(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    server.once("error", () => resolve(undefined));
+    server.listen(port, "127.0.0.1", () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => resolve(bound));
     });
   });
 }
@@ -205,15 +208,7 @@ async function launch(service: ServiceName, options: StartOptions, runtime: Runt
 async function freePortPair(): Promise<number> {
   for (let i = 0; i < 20; i++) {
     const port = await freePort();
-    if (port < 65000 && (await isFree(port + 1))) return port;
+    if (port < 65000 && (await tryBind(port + 1)) !== undefined) return port;
   }
   throw new Error("no free port pair");
-}
-
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
 }
