@@ -285,21 +285,24 @@ async function runFlows(base: string, opts: { concurrency: number; seconds?: num
 // ---------------------------------------------------------------------------------------------
 // Start time and memory
 
-/** How the provider is started for the start-time measurement; `before` runs before each start. */
-type Launcher = { name: string; command: (port: number) => [string, string[]]; before?: () => Promise<void> };
+/**
+ * How the provider is started for the start-time measurement; `before` runs before each start.
+ * `rss`: also measured after 100,000 flows.
+ */
+type Launcher = { name: string; command: (port: number) => [string, string[]]; before?: () => Promise<void>; rss?: true };
 
 function launchers(): Launcher[] {
   const serve = (port: number) => ["serve-dev", "--addr", `127.0.0.1:${port}`];
   return [
     // What `npm run idp` runs, the sources unchanged since the last start.
-    { name: "node lib/adapters/node-run.mjs apps/idp/node.ts (cached bundle)", command: (port) => [process.execPath, [...OUR_ENTRY, ...serve(port)]] },
+    { name: "node lib/adapters/node-run.mjs apps/idp/node.ts (cached bundle)", command: (port) => [process.execPath, [...OUR_ENTRY, ...serve(port)]], rss: true },
     // The first start after an edit: the launcher builds the bundle first.
     {
       name: "the same, first start after a source change (bundle rebuilt)",
       command: (port) => [process.execPath, [...OUR_ENTRY, ...serve(port)]],
       before: async () => forgetBundledEntry(new URL("../apps/idp/node.ts", import.meta.url)),
     },
-    { name: "node --import tsx apps/idp/node.ts", command: (port) => [process.execPath, ["--import", "tsx", "apps/idp/node.ts", ...serve(port)]] },
+    { name: "node --import tsx apps/idp/node.ts", command: (port) => [process.execPath, ["--import", "tsx", "apps/idp/node.ts", ...serve(port)]], rss: true },
     { name: "deno run -A apps/idp/deno.ts", command: (port) => [join(ROOT, "node_modules/deno/deno"), ["run", "-A", "apps/idp/deno.ts", ...serve(port)]] },
     // What a person types; npm itself starts first (a Node process of its own) and then the entry.
     { name: "npm run idp -- serve-dev", command: (port) => ["npm", ["run", "-s", "idp", "--", ...serve(port)]] },
@@ -317,6 +320,14 @@ async function timeToExit(args: string[]): Promise<number> {
   const proc = track(spawn(process.execPath, args, { cwd: ROOT, stdio: "ignore" }));
   await new Promise((resolve) => proc.once("exit", resolve));
   return performance.now() - t0;
+}
+
+/** Five measurements after one discarded run (which fills caches: tsx's, Deno's, the OS's). */
+async function fiveAfterWarmUp(measure: () => Promise<number>): Promise<number[]> {
+  await measure();
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) times.push(await measure());
+  return times;
 }
 
 /** Milliseconds from spawn to the first 200 from /healthz (polled every 2 ms). */
@@ -455,24 +466,14 @@ async function main(): Promise<void> {
   const startRows: { name: string; times: number[] }[] = [];
   const launchersUsed = launchers();
   const rssEnds: number[] = [];
-  for (const launcher of launchersUsed) {
-    await timeToHealthy(launcher); // first run fills caches (tsx, deno)
-    const times: number[] = [];
-    for (let i = 0; i < 5; i++) times.push(await timeToHealthy(launcher));
-    startRows.push({ name: launcher.name, times });
-  }
+  for (const launcher of launchersUsed) startRows.push({ name: launcher.name, times: await fiveAfterWarmUp(() => timeToHealthy(launcher)) });
   const starts = startRows[0]!.times;
   const floorRows: { name: string; times: number[] }[] = [];
-  for (const floor of START_FLOORS) {
-    await timeToExit(floor.args);
-    const times: number[] = [];
-    for (let i = 0; i < 5; i++) times.push(await timeToExit(floor.args));
-    floorRows.push({ name: floor.name, times });
-  }
+  for (const floor of START_FLOORS) floorRows.push({ name: floor.name, times: await fiveAfterWarmUp(() => timeToExit(floor.args)) });
 
   // 4. RSS after many flows: as `npm run idp` runs it, and through tsx (with its loader's thread)
   const rssRows: string[][] = [];
-  for (const launcher of [launchersUsed[0]!, launchersUsed[2]!]) {
+  for (const launcher of launchersUsed.filter((l) => l.rss)) {
     const r = await rssAfterFlows(launcher, keys);
     rssRows.push([
       `RSS after ${fmt(r.flows)} flows: ${launcher.name}`,

@@ -1,7 +1,8 @@
 /**
- * YAML, loaded on first use (also by report.ts, which a bundled entry would otherwise load at start). `yaml` is the largest module graph a command line would load
- * at start (about 70 modules); a server started without config, profile or users files never
- * needs it, so its first answer does not wait for it.
+ * YAML, loaded on first use. `yaml` is the largest module graph a command line would load at start
+ * (about 70 modules); a server started without config, profile or users files never needs it, so
+ * its first answer does not wait for it. Every importer goes through here, report.ts too: a
+ * bundled entry inlines report.ts, and a static import there would load `yaml` at start.
  */
 let yamlModule: Promise<typeof import("yaml")> | undefined;
 
