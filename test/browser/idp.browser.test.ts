@@ -1,25 +1,16 @@
 /**
- * The identity provider's pages in a real browser: Debian's headless Chromium driven by
+ * The identity provider's pages in a real browser: headless Chromium (./chromium.ts: CHROMIUM_PATH, a system one, or the npm package's) driven by
  * playwright-core, against a provider started in-process with `startIdp`. A tiny callback server on
  * another loopback port is the client's redirect URI, so the browser really follows the redirect.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import * as client from "openid-client";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { startIdp, type StartedIdp } from "../../apps/idp/testing.ts";
+import { launchChromium } from "./chromium.ts";
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
 /** `sub` of the synthetic user `alice` (decisions.md). */
 const ALICE_SUB = "user-NfTfZYYJ1idFA58J4RDISA";
 const CLIENT_ID = "browser-app";
@@ -50,7 +41,7 @@ beforeAll(async () => {
     clients: [{ client_id: CLIENT_ID, redirect_uris: [callbackUrl], require_pkce: true }],
   });
   rp = await client.discovery(new URL(idp.issuer), CLIENT_ID, undefined, client.None(), { execute: [client.allowInsecureRequests] });
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
