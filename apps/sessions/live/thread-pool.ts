@@ -1,16 +1,15 @@
 /**
- * LiveRuntimes over a pool of threads (Node worker_threads, Deno Web Workers), runtime-free: the
- * threads are reached through `ThreadPort`s made by a spawn adapter (lib/adapters/*-threads.ts).
+ * LiveRuntimes over the shared thread pool (lib/thread-pool.ts): each session is pinned to one
+ * thread (the one with the fewest sessions when it opened), and the main thread only passes
+ * messages. Events are posted back one by one as they are produced.
  *
- * A sandbox runs synchronously, so it must not run on the thread that serves HTTP: each session
- * is pinned to one thread of the pool (the one with the fewest sessions when it opened), and the
- * main thread only passes messages. Events are posted back one by one as they are produced.
- *
- * Failure handling: a thread that exits (crash) or stays silent past an execution's `wall_ms`
- * plus `graceMs` (hung in a native operation QuickJS cannot interrupt) is terminated and
+ * Failure handling is the pool's: a thread that exits (crash) or stays silent past an execution's
+ * `wall_ms` plus `graceMs` (hung in a native operation QuickJS cannot interrupt) is terminated and
  * replaced. The execution running on it rejects with RUNTIME_LOST; every other session that lived
  * on the thread is reported through `onLost`.
  */
+import { createThreadPool, ThreadCallError, type PoolMessage, type PoolReply, type PoolThread } from "../../../lib/thread-pool.ts";
+import type { SpawnThread, ThreadPort } from "../../../lib/threads.ts";
 import {
   LiveRuntimeError,
   type SessionSpec,
@@ -22,7 +21,6 @@ import {
   type LiveRuntimes,
   type ModuleName,
 } from "./types.ts";
-import type { SpawnThread, ThreadPort } from "../../../lib/threads.ts";
 
 // ---- protocol ------------------------------------------------------------------------------------
 
@@ -34,17 +32,13 @@ export interface ThreadInit {
   maxHeapMb: number;
 }
 
-export type ToThread =
-  | { t: "init"; init: ThreadInit }
-  | { t: "open"; id: number; spec: SessionSpec }
-  | { t: "execute"; id: number; sessionId: string; request: ExecutionRequest }
-  | { t: "close"; id: number; sessionId: string };
+export type SessionCall =
+  | { op: "open"; spec: SessionSpec }
+  | { op: "execute"; sessionId: string; request: ExecutionRequest }
+  | { op: "close"; sessionId: string };
 
-export type FromThread =
-  | { t: "ready" }
-  | { t: "event"; id: number; event: LiveEvent }
-  | { t: "done"; id: number; outcome?: ExecutionOutcome }
-  | { t: "fail"; id: number; code?: LiveErrorCode; message: string };
+export type ToThread = PoolMessage<ThreadInit, SessionCall>;
+export type FromThread = PoolReply<ExecutionOutcome | null, LiveEvent>;
 
 /** The main thread's end of one session thread. */
 export type SessionThreadPort = ThreadPort<ToThread, FromThread>;
@@ -67,154 +61,80 @@ export interface ThreadPoolOptions {
   onLost?: LiveRuntimeOptions["onLost"];
 }
 
-interface Pending {
-  kind: ToThread["t"];
-  sessionId: string;
-  resolve: (outcome: ExecutionOutcome | undefined) => void;
-  reject: (err: Error) => void;
-  onEvent?: (event: LiveEvent) => void;
-  /** How long the thread may take once it is ready; then the watchdog timer. */
-  timeoutMs: number;
-  timer?: ReturnType<typeof setTimeout>;
-}
-
-interface Thread {
-  port: SessionThreadPort;
-  /** The thread has loaded its engine: watchdogs run only from then on (startup takes ~1 s). */
-  ready: boolean;
-  /** Sessions pinned here (opening or live). */
+/** Per thread: the sessions pinned there, and those with an open or execute call in flight. */
+interface Pinned {
   sessions: Set<string>;
-  pending: Map<number, Pending>;
-  dead: boolean;
+  calling: Set<string>;
 }
 
 export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadPoolOptions = {}): LiveRuntimes {
-  const size = Math.max(1, options.threads ?? 2);
   const graceMs = options.graceMs ?? 2000;
   const init: ThreadInit = { hostEnv: { ...(options.hostEnv ?? {}) }, modules: options.modules, maxHeapMb: options.maxHeapMb ?? 1024 };
-  const threads: Thread[] = [];
   /** Live sessions: their thread and the wall-time limit their watchdog needs. */
-  const live = new Map<string, { thread: Thread; wallMs: number }>();
+  const live = new Map<string, { thread: PoolThread<Pinned>; wallMs: number }>();
   const busy = new Set<string>();
-  let nextId = 1;
-  let shuttingDown = false;
-
-  function start(): Thread {
-    const port = spawn();
-    const thread: Thread = { port, ready: false, sessions: new Set(), pending: new Map(), dead: false };
-    port.listen(
-      (message) => onMessage(thread, message),
-      (reason) => lose(thread, `the session's thread exited: ${reason}`),
-    );
-    port.post({ t: "init", init });
-    threads.push(thread);
-    return thread;
-  }
-
-  function onMessage(thread: Thread, message: FromThread): void {
-    if (message.t === "ready") {
-      thread.ready = true;
-      for (const p of thread.pending.values()) watch(thread, p);
-      return;
-    }
-    const pending = thread.pending.get(message.id);
-    if (!pending) return;
-    if (message.t === "event") {
-      try {
-        pending.onEvent?.(message.event);
-      } catch {
-        // The caller's handler failing must not take the pool down; the outcome still arrives.
+  const pool = createThreadPool<ThreadInit, SessionCall, ExecutionOutcome | null, LiveEvent, Pinned>(spawn, {
+    size: options.threads ?? 2,
+    init: () => init,
+    newState: () => ({ sessions: new Set(), calling: new Set() }),
+    onThreadLost(thread, reason) {
+      const lost: string[] = [];
+      for (const id of thread.state.sessions) {
+        if (live.get(id)?.thread === thread) live.delete(id);
+        busy.delete(id);
+        // A session whose call failed with the thread learns it from that call.
+        if (!thread.state.calling.has(id)) lost.push(id);
       }
-      return;
+      thread.state.sessions.clear();
+      if (lost.length > 0) options.onLost?.(lost, reason);
+    },
+  });
+
+  /** A call for one session; failures become LiveRuntimeErrors (`lostCode` when the thread died). */
+  async function call(thread: PoolThread<Pinned>, req: SessionCall & { op: "open" | "execute" }, timeoutMs: number, lostCode: LiveErrorCode, onEvent?: (e: LiveEvent) => void) {
+    const sessionId = req.op === "open" ? req.spec.sessionId : req.sessionId;
+    thread.state.calling.add(sessionId);
+    try {
+      return await pool.call(thread, req, timeoutMs, onEvent);
+    } catch (err) {
+      if (!(err instanceof ThreadCallError)) throw err;
+      throw new LiveRuntimeError((err.lost ? undefined : (err.code as LiveErrorCode | undefined)) ?? lostCode, err.message);
+    } finally {
+      thread.state.calling.delete(sessionId);
     }
-    thread.pending.delete(message.id);
-    clearTimeout(pending.timer);
-    if (message.t === "done") pending.resolve(message.outcome);
-    else pending.reject(new LiveRuntimeError(message.code ?? (pending.kind === "open" ? "STARTUP_FAILED" : "RUNTIME_LOST"), message.message));
-  }
-
-  /** A thread is gone (exited, or terminated as hung): fail what waited on it, report the rest. */
-  function lose(thread: Thread, reason: string): void {
-    if (thread.dead) return;
-    thread.dead = true;
-    threads.splice(threads.indexOf(thread), 1);
-    const reported = new Set<string>();
-    for (const [, p] of thread.pending) {
-      clearTimeout(p.timer);
-      if (p.kind === "execute") {
-        reported.add(p.sessionId);
-        p.reject(new LiveRuntimeError("RUNTIME_LOST", reason));
-      } else if (p.kind === "open") {
-        reported.add(p.sessionId);
-        p.reject(new LiveRuntimeError("STARTUP_FAILED", reason));
-      } else p.resolve(undefined);
-    }
-    thread.pending.clear();
-    const lost: string[] = [];
-    for (const id of thread.sessions) {
-      if (live.get(id)?.thread === thread) live.delete(id);
-      busy.delete(id);
-      if (!reported.has(id)) lost.push(id);
-    }
-    thread.sessions.clear();
-    if (shuttingDown) return;
-    if (lost.length > 0) options.onLost?.(lost, reason);
-    start();
-  }
-
-  /** Terminates the thread when it stays silent past the request's time. */
-  function watch(thread: Thread, p: Pending): void {
-    p.timer = setTimeout(() => {
-      thread.port.terminate();
-      lose(thread, `the session's thread did not answer within ${p.timeoutMs} ms and was replaced`);
-    }, p.timeoutMs);
-  }
-
-  function request(thread: Thread, message: ToThread & { id: number }, sessionId: string, timeoutMs: number, onEvent?: (e: LiveEvent) => void) {
-    return new Promise<ExecutionOutcome | undefined>((resolve, reject) => {
-      const pending: Pending = { kind: message.t, sessionId, resolve, reject, onEvent, timeoutMs };
-      if (thread.ready) watch(thread, pending);
-      thread.pending.set(message.id, pending);
-      thread.port.post(message);
-    });
-  }
-
-  function pick(): Thread {
-    while (threads.length < size) start();
-    return threads.reduce((a, b) => (b.sessions.size < a.sessions.size ? b : a));
   }
 
   const notLive = (sessionId: string) => new LiveRuntimeError("SESSION_NOT_LIVE", `session ${sessionId} is not live`);
+  let shuttingDown = false;
 
   return {
     async open(spec) {
       if (shuttingDown) throw new LiveRuntimeError("STARTUP_FAILED", "the server is shutting down");
-      if (threads.some((t) => t.sessions.has(spec.sessionId))) throw new LiveRuntimeError("STARTUP_FAILED", `session ${spec.sessionId} is already live`);
-      const thread = pick();
-      thread.sessions.add(spec.sessionId);
+      if (pool.threads().some((t) => t.state.sessions.has(spec.sessionId))) throw new LiveRuntimeError("STARTUP_FAILED", `session ${spec.sessionId} is already live`);
+      const thread = pool.pick((a, b) => a.state.sessions.size < b.state.sessions.size);
+      thread.state.sessions.add(spec.sessionId);
       // Each library and startup file may run up to wall_ms.
       const steps = spec.libraries.length + spec.startupFiles.length + 1;
       try {
-        await request(thread, { t: "open", id: nextId++, spec }, spec.sessionId, steps * spec.settings.limits.wall_ms + graceMs);
+        await call(thread, { op: "open", spec }, steps * spec.settings.limits.wall_ms + graceMs, "STARTUP_FAILED");
         live.set(spec.sessionId, { thread, wallMs: spec.settings.limits.wall_ms });
       } catch (err) {
-        thread.sessions.delete(spec.sessionId);
+        thread.state.sessions.delete(spec.sessionId);
         throw err;
       }
     },
 
-    async execute(sessionId, request_, onEvent) {
+    async execute(sessionId, request, onEvent) {
       const entry = live.get(sessionId);
       if (!entry) throw notLive(sessionId);
       if (busy.has(sessionId)) throw new LiveRuntimeError("SESSION_BUSY", `session ${sessionId} is already running an execution`);
       busy.add(sessionId);
       try {
-        const outcome = await request(entry.thread, { t: "execute", id: nextId++, sessionId, request: request_ }, sessionId, entry.wallMs + graceMs, onEvent);
-        return outcome!;
+        return (await call(entry.thread, { op: "execute", sessionId, request }, entry.wallMs + graceMs, "RUNTIME_LOST", onEvent))!;
       } catch (err) {
         if (err instanceof LiveRuntimeError && err.code === "RUNTIME_LOST" && live.get(sessionId) === entry) {
           live.delete(sessionId);
-          entry.thread.sessions.delete(sessionId);
+          entry.thread.state.sessions.delete(sessionId);
         }
         throw err;
       } finally {
@@ -226,19 +146,16 @@ export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadP
       const entry = live.get(sessionId);
       if (!entry) return;
       live.delete(sessionId);
-      entry.thread.sessions.delete(sessionId);
+      entry.thread.state.sessions.delete(sessionId);
       // Closing never fails: a thread that cannot answer is replaced by the watchdog anyway.
-      if (!entry.thread.dead) await request(entry.thread, { t: "close", id: nextId++, sessionId }, sessionId, entry.wallMs + graceMs).catch(() => {});
+      if (!entry.thread.dead) await pool.call(entry.thread, { op: "close", sessionId }, entry.wallMs + graceMs).catch(() => {});
     },
 
     liveIds: () => [...live.keys()],
 
     async shutdown() {
       shuttingDown = true;
-      for (const thread of [...threads]) {
-        thread.port.terminate();
-        lose(thread, "the server is shutting down");
-      }
+      pool.shutdown();
       live.clear();
       busy.clear();
     },

@@ -1,0 +1,207 @@
+/**
+ * A pool of threads answering calls, runtime-free: threads are reached through `ThreadPort`s made
+ * by a spawn adapter (lib/adapters/*-threads.ts), the thread side is `serveThreadCalls`. Used by
+ * the session service (sessions pinned to threads) and the route host (script handlers).
+ *
+ * Why threads: a QuickJS sandbox runs synchronously, so it must not run on the thread that serves
+ * HTTP. The pool owns what both apps need alike: spawning up to `size` threads, one `init`
+ * message each, call ids, events streamed back while a call runs, and the watchdog. A thread that
+ * exits, or stays silent past a call's `timeoutMs` once it is ready (hung in a native operation
+ * nothing can interrupt), is terminated and replaced; its calls reject with `ThreadCallError`
+ * (`lost: true`) and `onThreadLost` tells the owner, whose per-thread `state` says what lived there.
+ */
+import type { SpawnThread, ThreadEndpoint, ThreadPort } from "./threads.ts";
+
+export type PoolMessage<Init, Req> = { t: "init"; init: Init } | { t: "call"; id: number; req: Req };
+
+export type PoolReply<Res, Ev> =
+  | { t: "ready" }
+  | { t: "event"; id: number; event: Ev }
+  | { t: "done"; id: number; res: Res }
+  | { t: "fail"; id: number; code?: string; message: string };
+
+/** A call that did not get an answer: the thread failed it (`code` from the thread), or was lost. */
+export class ThreadCallError extends Error {
+  readonly code: string | undefined;
+  /** The thread exited, hung or the pool shut down; the call may not have run to its end. */
+  readonly lost: boolean;
+  constructor(message: string, options: { code?: string; lost: boolean }) {
+    super(message);
+    this.name = "ThreadCallError";
+    this.code = options.code;
+    this.lost = options.lost;
+  }
+}
+
+export interface PoolThread<S> {
+  /** The owner's bookkeeping for this thread (`newState()`). */
+  readonly state: S;
+  /** Calls posted and not yet answered. */
+  readonly inFlight: number;
+  readonly dead: boolean;
+}
+
+export interface ThreadPoolOptions<Init, S> {
+  /** Threads in the pool (at least 1). */
+  size: number;
+  /** The first message of every thread, made when it is spawned. */
+  init: () => Init;
+  newState: () => S;
+  /** A thread is gone (after its calls were rejected), unless the pool is shutting down. */
+  onThreadLost?: (thread: PoolThread<S>, reason: string) => void;
+}
+
+export interface ThreadPool<Req, Res, Ev, S> {
+  /** The thread `better` prefers among all (threads are started up to `size` first). */
+  pick(better: (a: PoolThread<S>, b: PoolThread<S>) => boolean): PoolThread<S>;
+  /** Posts a call; `timeoutMs` arms the watchdog once the thread is ready. */
+  call(thread: PoolThread<S>, req: Req, timeoutMs: number, onEvent?: (event: Ev) => void): Promise<Res>;
+  /** Live threads (possibly fewer than `size` before the first `pick`). */
+  threads(): readonly PoolThread<S>[];
+  shutdown(): void;
+}
+
+interface Pending<Res, Ev> {
+  resolve: (res: Res) => void;
+  reject: (err: Error) => void;
+  onEvent?: (event: Ev) => void;
+  timeoutMs: number;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+interface Thread<Req, Res, Ev, S> extends PoolThread<S> {
+  port: ThreadPort<PoolMessage<unknown, Req>, PoolReply<Res, Ev>>;
+  /** Loaded its engine: watchdogs run only from then on (a thread's startup takes ~1 s). */
+  ready: boolean;
+  pending: Map<number, Pending<Res, Ev>>;
+  inFlight: number;
+  dead: boolean;
+}
+
+export function createThreadPool<Init, Req, Res, Ev, S>(
+  spawn: SpawnThread<PoolMessage<Init, Req>, PoolReply<Res, Ev>>,
+  options: ThreadPoolOptions<Init, S>,
+): ThreadPool<Req, Res, Ev, S> {
+  const size = Math.max(1, options.size);
+  const threads: Thread<Req, Res, Ev, S>[] = [];
+  let nextId = 1;
+  let shuttingDown = false;
+
+  function start(): Thread<Req, Res, Ev, S> {
+    const port = spawn() as Thread<Req, Res, Ev, S>["port"];
+    const thread: Thread<Req, Res, Ev, S> = { port, ready: false, pending: new Map(), inFlight: 0, dead: false, state: options.newState() };
+    port.listen(
+      (message) => onMessage(thread, message),
+      (reason) => lose(thread, `the thread exited: ${reason}`),
+    );
+    port.post({ t: "init", init: options.init() });
+    threads.push(thread);
+    return thread;
+  }
+
+  function onMessage(thread: Thread<Req, Res, Ev, S>, message: PoolReply<Res, Ev>): void {
+    if (message.t === "ready") {
+      thread.ready = true;
+      for (const p of thread.pending.values()) watch(thread, p);
+      return;
+    }
+    const pending = thread.pending.get(message.id);
+    if (!pending) return;
+    if (message.t === "event") {
+      try {
+        pending.onEvent?.(message.event);
+      } catch {
+        // The caller's handler failing must not take the pool down; the answer still arrives.
+      }
+      return;
+    }
+    thread.pending.delete(message.id);
+    thread.inFlight--;
+    clearTimeout(pending.timer);
+    if (message.t === "done") pending.resolve(message.res);
+    else pending.reject(new ThreadCallError(message.message, { code: message.code, lost: false }));
+  }
+
+  function lose(thread: Thread<Req, Res, Ev, S>, reason: string): void {
+    if (thread.dead) return;
+    thread.dead = true;
+    threads.splice(threads.indexOf(thread), 1);
+    for (const p of thread.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(new ThreadCallError(reason, { lost: true }));
+    }
+    thread.pending.clear();
+    thread.inFlight = 0;
+    if (shuttingDown) return;
+    options.onThreadLost?.(thread, reason);
+    start();
+  }
+
+  function watch(thread: Thread<Req, Res, Ev, S>, p: Pending<Res, Ev>): void {
+    p.timer = setTimeout(() => {
+      thread.port.terminate();
+      lose(thread, `the thread did not answer within ${p.timeoutMs} ms and was replaced`);
+    }, p.timeoutMs);
+  }
+
+  return {
+    pick(better) {
+      while (threads.length < size) start();
+      return threads.reduce((a, b) => (better(b, a) ? b : a));
+    },
+    call(t, req, timeoutMs, onEvent) {
+      const thread = t as Thread<Req, Res, Ev, S>;
+      if (thread.dead || shuttingDown) return Promise.reject(new ThreadCallError(shuttingDown ? "the pool is shutting down" : "the thread is gone", { lost: true }));
+      return new Promise<Res>((resolve, reject) => {
+        const id = nextId++;
+        const pending: Pending<Res, Ev> = { resolve, reject, onEvent, timeoutMs };
+        if (thread.ready) watch(thread, pending);
+        thread.pending.set(id, pending);
+        thread.inFlight++;
+        thread.port.post({ t: "call", id, req });
+      });
+    },
+    threads: () => threads,
+    shutdown() {
+      shuttingDown = true;
+      for (const thread of [...threads]) {
+        thread.port.terminate();
+        lose(thread, "the pool is shutting down");
+      }
+    },
+  };
+}
+
+/** The thread's side: `init` once (its answer is awaited before any call runs), then `handle` calls. */
+export interface ThreadService<Init, Req, Res, Ev> {
+  init(init: Init): Promise<void> | void;
+  /** A thrown error with a string `code` is passed back with that code. */
+  handle(req: Req, emit: (event: Ev) => void): Promise<Res>;
+}
+
+export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<PoolMessage<Init, Req>, PoolReply<Res, Ev>>, service: ThreadService<Init, Req, Res, Ev>): void {
+  let initialized: Promise<void> | undefined;
+  endpoint.listen((message) => {
+    if (message.t === "init") {
+      initialized = Promise.resolve().then(() => service.init(message.init));
+      // Ready either way: a failed init fails each call with its message.
+      void initialized.then(
+        () => endpoint.post({ t: "ready" }),
+        () => endpoint.post({ t: "ready" }),
+      );
+      return;
+    }
+    const { id, req } = message;
+    void (async () => {
+      try {
+        if (!initialized) throw new Error("the thread was not initialised");
+        await initialized;
+        const res = await service.handle(req, (event) => endpoint.post({ t: "event", id, event }));
+        endpoint.post({ t: "done", id, res });
+      } catch (err) {
+        const code = (err as { code?: unknown } | null)?.code;
+        endpoint.post({ t: "fail", id, code: typeof code === "string" ? code : undefined, message: err instanceof Error ? err.message : String(err) });
+      }
+    })();
+  });
+}
