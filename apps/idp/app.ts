@@ -14,7 +14,7 @@ import { withRequestId } from "../../lib/http/request-id.ts";
 import { createLogger, errorFields, type Logger } from "../../lib/log.ts";
 import type { ClientConfig } from "./domain/clients.ts";
 import { OAuthError, PageError } from "./domain/errors.ts";
-import { Provider } from "./domain/provider.ts";
+import { Provider, type AccessTokenFormat } from "./domain/provider.ts";
 import type { RandomBytes } from "./domain/random.ts";
 import { messagePage } from "./pages/layout.ts";
 import { registerAuthorize } from "./routes/authorize.ts";
@@ -57,6 +57,10 @@ export interface IdpAppOptions {
   tokenSlowMs?: number;
   /** Delay of the `slow` key endpoint mode (default 10000; env IDP_JWKS_SLOW_MS). */
   jwksSlowMs?: number;
+  /** "opaque" (default) or "jwt": RFC 9068 access tokens signed like ID tokens. */
+  accessTokenFormat?: AccessTokenFormat;
+  /** `aud` of JWT access tokens (default: the client id). */
+  accessTokenAudience?: string;
   random?: RandomBytes;
   logger?: Logger;
 }
@@ -106,6 +110,8 @@ export function createProvider(options: IdpAppOptions): Provider {
     sleep: options.sleep ?? defaultSleep,
     tokenSlowMs: options.tokenSlowMs ?? SLOW_MS,
     jwksSlowMs: options.jwksSlowMs ?? SLOW_MS,
+    accessTokenFormat: options.accessTokenFormat,
+    accessTokenAudience: options.accessTokenAudience,
     logger: options.logger ?? createLogger({ fields: { service: "idp" } }),
   });
 }

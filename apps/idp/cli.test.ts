@@ -67,6 +67,8 @@ describe("print-config", () => {
         "    - http://127.0.0.1:3000/callback",
         '  users-file: "" # default',
         '  signing-keys-file: "" # default',
+        "  access-token-format: opaque # default",
+        '  access-token-audience: "" # default',
       ].join("\n"),
     );
   });

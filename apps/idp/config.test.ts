@@ -18,6 +18,8 @@ test("the spec's defaults", async () => {
     "redirect-uris": ["http://localhost:3000/callback", "http://127.0.0.1:3000/callback"],
     "users-file": "",
     "signing-keys-file": "",
+    "access-token-format": "opaque",
+    "access-token-audience": "",
   });
 });
 

@@ -16,6 +16,7 @@ import { parseYaml } from "../../lib/config/yaml.ts";
 import { parseListenAddress } from "../../lib/runtime.ts";
 import type { IdpAppOptions } from "./app.ts";
 import { parseConfiguredKeys } from "./domain/keys.ts";
+import type { AccessTokenFormat } from "./domain/provider.ts";
 import { parseSeededUsers } from "./domain/users.ts";
 import { optionsFromEnv } from "./env-options.ts";
 
@@ -79,6 +80,12 @@ export const oidcSection = defineSection({
     }),
     "users-file": stringField({ default: "", description: "YAML or JSON file of seeded users, relative to the working directory" }),
     "signing-keys-file": stringField({ default: "", description: "Private JWK set (JSON) for dev-key-1, rotated-key-2, bad-sig-key; keeps tokens valid across restarts" }),
+    "access-token-format": stringField({
+      default: "opaque",
+      description: "opaque, or jwt: RFC 9068 access tokens a resource server verifies against /jwks",
+      check: v.picklist(["opaque", "jwt"], 'expected "opaque" or "jwt"'),
+    }),
+    "access-token-audience": stringField({ default: "", description: "aud of JWT access tokens (empty: the client id)" }),
   },
 });
 
@@ -212,6 +219,8 @@ export async function idpAppOptions(config: OidcConfig, io: ConfigIo): Promise<O
     clientId: values["client-id"],
     clientSecret: values["client-secret"],
     redirectUris: values["redirect-uris"],
+    accessTokenFormat: values["access-token-format"] as AccessTokenFormat,
+    accessTokenAudience: values["access-token-audience"],
   };
   if (values["users-file"] !== "") options.users = await readUsersFile(io, values["users-file"], sources["users-file"]);
   if (values["signing-keys-file"] !== "") options.signingKeys = await readSigningKeysFile(io, values["signing-keys-file"], sources["signing-keys-file"]);

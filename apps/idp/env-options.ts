@@ -77,6 +77,13 @@ export async function optionsFromEnv(env: Env): Promise<Partial<IdpAppOptions>> 
       throw new EnvOptionError("IDP_SIGNING_KEYS", "not valid JSON (expected a private JWK set {keys:[...]})");
     }
   }
+  const format = get("IDP_ACCESS_TOKEN_FORMAT");
+  if (format !== undefined) {
+    if (format.trim() !== "opaque" && format.trim() !== "jwt") throw new EnvOptionError("IDP_ACCESS_TOKEN_FORMAT", 'expected "opaque" or "jwt"');
+    out.accessTokenFormat = format.trim() as "opaque" | "jwt";
+  }
+  const audience = get("IDP_ACCESS_TOKEN_AUDIENCE");
+  if (audience !== undefined) out.accessTokenAudience = audience.trim();
   const tokenSlow = get("IDP_TOKEN_SLOW_MS");
   if (tokenSlow !== undefined) out.tokenSlowMs = parseMillis("IDP_TOKEN_SLOW_MS", tokenSlow);
   const jwksSlow = get("IDP_JWKS_SLOW_MS");

@@ -40,9 +40,29 @@ async function atHash(accessToken: string): Promise<string> {
   return base64urlEncode(digest.subarray(0, 16));
 }
 
+/** An RFC 9068 access token: the same claims a resource server would get from /introspect. */
+async function signAccessToken(p: Provider, req: Issuance, now: number): Promise<string> {
+  const iat = Math.floor(now / 1000);
+  const claims: Record<string, unknown> = {
+    iss: req.issuer,
+    sub: req.user?.sub ?? req.client.client_id,
+    aud: p.options.accessTokenAudience || req.client.client_id,
+    client_id: req.client.client_id,
+    scope: req.scope,
+    iat,
+    exp: iat + LIFETIME_MS.accessToken / 1000,
+    jti: p.secret(),
+  };
+  if (req.user) for (const [k, v] of Object.entries(userClaims(req.user))) if (!(k in claims)) claims[k] = v;
+  if (req.jkt) claims.cnf = { jkt: req.jkt };
+  const keys = await p.keys();
+  return keys.sign(claims, undefined, "at+jwt");
+}
+
 export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResponse> {
   const now = p.now();
-  const accessToken = p.secret();
+  // A JWT is also stored under its own text, so /userinfo, /introspect and /revoke treat both alike.
+  const accessToken = p.options.accessTokenFormat === "jwt" ? await signAccessToken(p, req, now) : p.secret();
   const access: AccessTokenRecord = {
     client_id: req.client.client_id,
     sub: req.user?.sub ?? req.client.client_id,

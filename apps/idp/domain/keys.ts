@@ -22,8 +22,8 @@ interface SigningKey {
 export interface KeyRing {
   /** The /jwks body, computed once. */
   readonly jwksBody: string;
-  /** Signs an ID token with dev-key-1, or as the scenario's `SignKey` says. */
-  sign(claims: JWTPayload, signKey?: SignKey): Promise<string>;
+  /** Signs an ID token with dev-key-1, or as the scenario's `SignKey` says; `typ` "JWT" unless given. */
+  sign(claims: JWTPayload, signKey?: SignKey, typ?: string): Promise<string>;
 }
 
 export interface KeySources {
@@ -95,7 +95,7 @@ export async function loadKeyRing(sources: KeySources): Promise<KeyRing> {
   const active = byKid.get("dev-key-1")!;
   return {
     jwksBody,
-    sign(claims, signKey) {
+    sign(claims, signKey, typ = "JWT") {
       // kid-not-found and bad-signature sign with dev-key-1 under a kid whose published key (if
       // any) is not dev-key-1's, so a verifier fails to find or to verify the key.
       const [kid, key] =
@@ -106,7 +106,7 @@ export async function loadKeyRing(sources: KeySources): Promise<KeyRing> {
             : signKey === "bad-signature"
               ? (["bad-sig-key", active] as const)
               : (["dev-key-1", active] as const);
-      return new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid, typ: "JWT" }).sign(key.privateKey);
+      return new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid, typ }).sign(key.privateKey);
     },
   };
 }

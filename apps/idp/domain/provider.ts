@@ -29,8 +29,15 @@ export interface ProviderOptions {
   sleep: (ms: number) => Promise<void>;
   tokenSlowMs: number;
   jwksSlowMs: number;
+  /** Access tokens: opaque (the spec's default) or signed JWTs (RFC 9068) that a resource server
+   * can verify against /jwks without calling back. */
+  accessTokenFormat?: AccessTokenFormat;
+  /** `aud` of JWT access tokens (default: the client id). */
+  accessTokenAudience?: string;
   logger: Logger;
 }
+
+export type AccessTokenFormat = "opaque" | "jwt";
 
 const ORIGIN = "{origin}";
 /** Writes between two amortised prunes of expired state. */
