@@ -12,6 +12,7 @@ declare const Deno: {
   realPath(path: string): Promise<string>;
   lstat(path: string): Promise<DenoEntryInfo>;
   readTextFile(path: string): Promise<string>;
+  readFile(path: string): Promise<Uint8Array>;
   writeTextFile(path: string, text: string): Promise<void>;
   mkdir(path: string, options?: { recursive?: boolean }): Promise<void>;
   readDir(path: string): AsyncIterable<DenoEntryInfo & { name: string }>;
@@ -47,6 +48,7 @@ export function denoFileTree(): FileTree {
       return info && kindOf(info);
     },
     readText: (path) => Deno.readTextFile(path),
+    readBytes: (path) => Deno.readFile(path),
     writeText: (path, text) => Deno.writeTextFile(path, text),
     async makeDirectory(path) {
       try {

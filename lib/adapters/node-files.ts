@@ -32,6 +32,7 @@ export function nodeFileTree(): FileTree {
       }
     },
     readText: (path) => readFile(path, "utf8"),
+    readBytes: async (path) => new Uint8Array(await readFile(path)),
     writeText: (path, text) => writeFile(path, text, "utf8"),
     async makeDirectory(path) {
       try {

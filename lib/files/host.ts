@@ -18,6 +18,7 @@ export interface HostFileSystem {
   /** What is at `path` without following a final symlink. */
   lstatKind(path: string): Promise<HostEntryKind | undefined>;
   readText(path: string): Promise<string>;
+  readBytes(path: string): Promise<Uint8Array>;
   writeText(path: string, text: string): Promise<void>;
   /** Creates one directory; fine when it already exists. */
   makeDirectory(path: string): Promise<void>;
@@ -86,6 +87,13 @@ export function hostFileTree(fs: HostFileSystem): FileTree {
     return { ...(await entry(rootReal, dir, segments[segments.length - 1]!, clean)), rootReal };
   }
 
+  async function fileAt(root: string, rel: string): Promise<string> {
+    const at = await locate(root, rel);
+    if (at.kind === undefined) throw notFound(rel);
+    if (at.kind !== "file") throw new FileTreeError("NOT_A_FILE", `not a file: ${rel || "."}`);
+    return at.path;
+  }
+
   return {
     async kind(root, rel) {
       try {
@@ -97,10 +105,10 @@ export function hostFileTree(fs: HostFileSystem): FileTree {
       }
     },
     async readText(root, rel) {
-      const at = await locate(root, rel);
-      if (at.kind === undefined) throw notFound(rel);
-      if (at.kind !== "file") throw new FileTreeError("NOT_A_FILE", `not a file: ${rel || "."}`);
-      return fs.readText(at.path);
+      return fs.readText(await fileAt(root, rel));
+    },
+    async readBytes(root, rel) {
+      return fs.readBytes(await fileAt(root, rel));
     },
     async writeText(root, rel, text) {
       const at = await locate(root, rel, true);

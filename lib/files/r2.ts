@@ -10,8 +10,8 @@ import { FileTreeError, type FileKind, type FileTree } from "./tree.ts";
 /** The slice of workerd's `R2Bucket` binding this tree uses (structural, so no workers types). */
 export interface R2BucketLike {
   head(key: string): Promise<unknown | null>;
-  get(key: string): Promise<{ text(): Promise<string> } | null>;
-  put(key: string, value: string): Promise<unknown>;
+  get(key: string): Promise<{ text(): Promise<string>; arrayBuffer(): Promise<ArrayBuffer> } | null>;
+  put(key: string, value: string | Uint8Array): Promise<unknown>;
   delete(keys: string | string[]): Promise<void>;
   list(options: { prefix?: string; delimiter?: string; cursor?: string; limit?: number }): Promise<{
     objects: { key: string }[];
@@ -65,14 +65,21 @@ export function r2FileTree(bucket: R2BucketLike): FileTree {
     }
   }
 
+  async function objectAt(root: string, rel: string) {
+    const key = keyOf(root, rel);
+    const object = rel === "" ? null : await bucket.get(key);
+    if (object) return object;
+    if (await isDirectory(key)) throw new FileTreeError("NOT_A_FILE", `not a file: ${rel || "."}`);
+    throw new FileTreeError("FILE_NOT_FOUND", `file not found: ${rel}`);
+  }
+
   return {
     kind: (root, rel) => kindAt(keyOf(root, rel), rel),
     async readText(root, rel) {
-      const key = keyOf(root, rel);
-      const object = rel === "" ? null : await bucket.get(key);
-      if (object) return object.text();
-      if (await isDirectory(key)) throw new FileTreeError("NOT_A_FILE", `not a file: ${rel || "."}`);
-      throw new FileTreeError("FILE_NOT_FOUND", `file not found: ${rel}`);
+      return (await objectAt(root, rel)).text();
+    },
+    async readBytes(root, rel) {
+      return new Uint8Array(await (await objectAt(root, rel)).arrayBuffer());
     },
     async writeText(root, rel, text) {
       const key = keyOf(root, rel);
@@ -124,8 +131,8 @@ export function r2FileTree(bucket: R2BucketLike): FileTree {
  * An in-memory bucket with the same listing rules as R2 (sorted keys, prefix, delimiter, cursor):
  * a worktree store for tests, and the backing of `memoryFileTree`.
  */
-export function memoryBucket(files: Record<string, string> = {}): R2BucketLike & { keys(): string[] } {
-  const data = new Map<string, string>(Object.entries(files));
+export function memoryBucket(files: Record<string, string | Uint8Array> = {}): R2BucketLike & { keys(): string[] } {
+  const data = new Map<string, string | Uint8Array>(Object.entries(files));
   const PAGE = 1000;
   return {
     keys: () => [...data.keys()].sort(),
@@ -134,7 +141,9 @@ export function memoryBucket(files: Record<string, string> = {}): R2BucketLike &
     },
     async get(key) {
       const value = data.get(key);
-      return value === undefined ? null : { text: async () => value };
+      if (value === undefined) return null;
+      const bytes = typeof value === "string" ? new TextEncoder().encode(value) : value;
+      return { text: async () => new TextDecoder().decode(bytes), arrayBuffer: async () => bytes.slice().buffer };
     },
     async put(key, value) {
       data.set(key, value);
@@ -161,6 +170,6 @@ export function memoryBucket(files: Record<string, string> = {}): R2BucketLike &
 }
 
 /** A FileTree held in memory (`files`: `<root without leading slash>/<rel>` -> text), for tests. */
-export function memoryFileTree(files: Record<string, string> = {}): FileTree {
+export function memoryFileTree(files: Record<string, string | Uint8Array> = {}): FileTree {
   return r2FileTree(memoryBucket(files));
 }

@@ -10,6 +10,8 @@ export function fileTreeContract(setup: () => Promise<{ tree: FileTree; root: st
     const { tree, root } = await setup();
     expect(await tree.readText(root, "a.txt")).toBe("A");
     expect(await tree.readText(root, "./dir//b.txt")).toBe("B");
+    expect(await tree.readBytes(root, "dir/b.txt")).toEqual(new TextEncoder().encode("B"));
+    await expect(tree.readBytes(root, "dir")).rejects.toMatchObject({ code: "NOT_A_FILE" });
     expect(await tree.kind(root, "a.txt")).toBe("file");
     expect(await tree.kind(root, "dir")).toBe("directory");
     expect(await tree.kind(root, "")).toBe("directory");

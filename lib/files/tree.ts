@@ -24,6 +24,8 @@ export interface FileTree {
   kind(root: string, rel: string): Promise<FileKind | undefined>;
   /** FILE_NOT_FOUND when missing, NOT_A_FILE for a directory, INVALID_PATH when it escapes. */
   readText(root: string, rel: string): Promise<string>;
+  /** The same as `readText`, as bytes (static files). */
+  readBytes(root: string, rel: string): Promise<Uint8Array>;
   /** Creates parent directories as needed. */
   writeText(root: string, rel: string, text: string): Promise<void>;
   /** Entries directly under `rel` ("" = the root), sorted by name. FILE_NOT_FOUND when missing,

@@ -1,0 +1,197 @@
+/**
+ * The bearer authenticator: access tokens from any OIDC issuer (our identity provider by default).
+ *
+ * - A JWT access token is verified with jose against the issuer's JWKS (found through discovery;
+ *   jose caches the key set and fetches it again when a token names a key it does not know, so
+ *   key rotation needs no restart): signature, `iss`, `exp`/`nbf`, and `aud` when an audience is
+ *   configured.
+ * - An opaque token is checked at the issuer's introspection endpoint (RFC 7662) with the
+ *   configured client credentials; answers are cached briefly (never past the token's `exp`).
+ * - A DPoP-bound token (`cnf.jkt`) must come as `Authorization: DPoP <token>` with a fresh proof
+ *   (RFC 9449): `typ` dpop+jwt, signed by the embedded key whose thumbprint is `jkt`, `htm` and
+ *   `htu` of this request, `iat` within 5 minutes, `ath` the token's hash, `jti` not seen before.
+ *
+ * No credentials: null (the pipeline answers 401 where they are required). Present but invalid:
+ * `AuthenticationError`, 401 with a `WWW-Authenticate` challenge.
+ */
+import { calculateJwkThumbprint, createRemoteJWKSet, customFetch, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWTPayload } from "jose";
+import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../services.ts";
+
+export interface BearerAuthenticatorOptions {
+  /** The issuer URL; discovery is `<issuer>/.well-known/openid-configuration`. */
+  issuer: string;
+  /** Expected `aud` of JWT access tokens (any one of them); unset: not checked. */
+  audience?: string | string[];
+  /** Client credentials for introspection of opaque tokens; without them, opaque tokens are refused. */
+  introspection?: { clientId: string; clientSecret: string };
+  /** How long an introspection answer is reused, ms (default 30 s). */
+  introspectionCacheMs?: number;
+  fetch?: typeof fetch;
+  /** Clock, ms (tests move it). */
+  now?: () => number;
+  /** Realm in the challenge (default "routes"). */
+  realm?: string;
+}
+
+interface Discovery {
+  issuer: string;
+  jwks: ReturnType<typeof createRemoteJWKSet>;
+  introspectionEndpoint?: string;
+}
+
+const DPOP_WINDOW_S = 300;
+const DPOP_ALGS = ["ES256", "RS256", "PS256", "EdDSA", "ES384"];
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+const invalid = (message: string) => new AuthenticationError("invalid_token", message);
+
+function base64url(bytes: ArrayBuffer): string {
+  let s = "";
+  for (const b of new Uint8Array(bytes)) s += String.fromCharCode(b);
+  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+async function sha256(text: string): Promise<string> {
+  return base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+}
+
+/** The actor a set of token claims describes. */
+export function actorFromClaims(claims: Record<string, unknown>): Actor {
+  const sub = typeof claims.sub === "string" ? claims.sub : typeof claims.client_id === "string" ? claims.client_id : undefined;
+  if (!sub) throw invalid("the token has no subject");
+  // A client_credentials token is the client itself: sub equals client_id.
+  const kind = claims.client_id !== undefined && claims.client_id === sub ? "client" : "user";
+  const tenants = claims.tenant_ids ?? claims.tenants ?? (typeof claims.tenant === "string" ? [claims.tenant] : undefined);
+  const actor: Actor = { id: sub, kind, claims };
+  if (Array.isArray(tenants) && tenants.every((t) => typeof t === "string")) actor.tenantIds = tenants as string[];
+  return actor;
+}
+
+export function createBearerAuthenticator(options: BearerAuthenticatorOptions): Authenticator {
+  const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const now = options.now ?? Date.now;
+  const cacheMs = options.introspectionCacheMs ?? 30_000;
+  const realm = options.realm ?? "routes";
+  const issuer = options.issuer.replace(/\/+$/, "");
+  let discovery: Promise<Discovery> | undefined;
+  const introspected = new Map<string, { claims: Record<string, unknown> | null; until: number }>();
+  const seenProofs = new Map<string, number>();
+
+  function discover(): Promise<Discovery> {
+    discovery ??= (async () => {
+      const res = await doFetch(`${issuer}/.well-known/openid-configuration`, { headers: { accept: "application/json" } });
+      if (!res.ok) throw new Error(`discovery at ${issuer} answered ${res.status}`);
+      const doc = (await res.json()) as { issuer?: string; jwks_uri?: string; introspection_endpoint?: string };
+      if (!doc.jwks_uri) throw new Error(`discovery at ${issuer} names no jwks_uri`);
+      return {
+        issuer: doc.issuer ?? issuer,
+        jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000, [customFetch]: (url: string, init: RequestInit) => doFetch(url, init) }),
+        introspectionEndpoint: doc.introspection_endpoint,
+      };
+    })();
+    // A failed discovery is tried again on the next request, not remembered.
+    discovery.catch(() => (discovery = undefined));
+    return discovery;
+  }
+
+  async function verifyJwt(token: string, d: Discovery): Promise<Record<string, unknown>> {
+    try {
+      const { payload } = await jwtVerify(token, d.jwks, {
+        issuer: d.issuer,
+        audience: options.audience,
+        currentDate: new Date(now()),
+        clockTolerance: 5,
+      });
+      return payload as Record<string, unknown>;
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? "";
+      if (code === "ERR_JWKS_NO_MATCHING_KEY" || code === "ERR_JWS_SIGNATURE_VERIFICATION_FAILED") throw invalid("the token's signature does not verify");
+      if (code === "ERR_JWT_EXPIRED") throw invalid("the token has expired");
+      if (code === "ERR_JWT_CLAIM_VALIDATION_FAILED") throw invalid(`the token was not issued for this host (${(err as Error).message})`);
+      if (code.startsWith("ERR_J")) throw invalid(`the token is not valid (${(err as Error).message})`);
+      throw err; // the JWKS could not be fetched: a 500, not the caller's fault
+    }
+  }
+
+  async function introspect(token: string, d: Discovery): Promise<Record<string, unknown>> {
+    if (!options.introspection || !d.introspectionEndpoint) throw invalid("the token is not a JWT, and this host has no introspection configured");
+    const key = await sha256(token);
+    const cached = introspected.get(key);
+    if (cached && cached.until > now()) {
+      if (!cached.claims) throw invalid("the token is not active");
+      return cached.claims;
+    }
+    const basic = btoa(`${encodeURIComponent(options.introspection.clientId)}:${encodeURIComponent(options.introspection.clientSecret)}`);
+    const res = await doFetch(d.introspectionEndpoint, {
+      method: "POST",
+      headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+      body: new URLSearchParams({ token }).toString(),
+    });
+    if (!res.ok) throw new Error(`introspection answered ${res.status}`);
+    const body = (await res.json()) as Record<string, unknown>;
+    const active = body.active === true && (typeof body.exp !== "number" || body.exp * 1000 > now());
+    const until = Math.min(now() + cacheMs, typeof body.exp === "number" ? body.exp * 1000 : Infinity);
+    if (introspected.size > 10_000) introspected.clear();
+    introspected.set(key, { claims: active ? body : null, until });
+    if (!active) throw invalid("the token is not active");
+    return body;
+  }
+
+  async function checkProof(req: PipelineRequest, token: string, jkt: string): Promise<void> {
+    const proof = req.request.headers.get("dpop");
+    if (!proof) throw new AuthenticationError("invalid_dpop_proof", "a DPoP-bound token needs a DPoP proof");
+    let payload: JWTPayload;
+    let jwk;
+    try {
+      const verified = await jwtVerify(proof, EmbeddedJWK, { typ: "dpop+jwt", algorithms: DPOP_ALGS });
+      payload = verified.payload;
+      jwk = verified.protectedHeader.jwk!;
+    } catch (err) {
+      throw new AuthenticationError("invalid_dpop_proof", `the DPoP proof is not valid (${(err as Error).message})`);
+    }
+    const url = new URL(req.request.url);
+    const htu = `${url.origin}${url.pathname}`;
+    const nowS = now() / 1000;
+    if (payload.htm !== req.request.method) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is for another method");
+    if (typeof payload.htu !== "string" || payload.htu.replace(/[?#].*$/, "") !== htu) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is for another URL");
+    if (typeof payload.iat !== "number" || Math.abs(payload.iat - nowS) > DPOP_WINDOW_S) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is not fresh");
+    if (payload.ath !== (await sha256(token))) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is for another token");
+    if ((await calculateJwkThumbprint(jwk)) !== jkt) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is signed by a key the token is not bound to");
+    if (typeof payload.jti !== "string" || payload.jti === "") throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof has no jti");
+    for (const [jti, until] of seenProofs) if (until < nowS) seenProofs.delete(jti);
+    if (seenProofs.has(payload.jti)) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof was used before");
+    seenProofs.set(payload.jti, payload.iat + DPOP_WINDOW_S);
+  }
+
+  return {
+    async authenticate(req) {
+      const header = req.request.headers.get("authorization");
+      if (!header) return null;
+      const m = /^(Bearer|DPoP)\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(header);
+      if (!m) throw new AuthenticationError("invalid_request", "the Authorization header is not 'Bearer <token>' or 'DPoP <token>'");
+      const scheme = m[1]!.toLowerCase() === "dpop" ? "DPoP" : "Bearer";
+      const token = m[2]!;
+      const d = await discover();
+      let isJwt = false;
+      if (JWT_SHAPE.test(token)) {
+        try {
+          isJwt = typeof decodeProtectedHeader(token).alg === "string";
+        } catch {
+          isJwt = false;
+        }
+      }
+      const claims = isJwt ? await verifyJwt(token, d) : await introspect(token, d);
+      const jkt = (claims.cnf as { jkt?: unknown } | undefined)?.jkt;
+      if (typeof jkt === "string") {
+        if (scheme !== "DPoP") throw invalid("a DPoP-bound token must be sent with the DPoP scheme");
+        await checkProof(req, token, jkt);
+      } else if (scheme === "DPoP") throw invalid("the token is not DPoP-bound");
+      return actorFromClaims(claims);
+    },
+    challenge(_req, error) {
+      const params = [`realm="${realm}"`];
+      if (error) params.push(`error="${error.code}"`, `error_description="${error.message.replace(/["\\]/g, "")}"`);
+      return `Bearer ${params.join(", ")}, DPoP algs="${DPOP_ALGS.join(" ")}"`;
+    },
+  };
+}

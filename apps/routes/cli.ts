@@ -1,0 +1,251 @@
+/**
+ * The route host's command line, on any HostRuntime (Node or Deno):
+ *
+ *   routes serve --script FILE [--addr HOST:PORT] [--dev] [options]   serve a script's routes
+ *   routes routes --script FILE [--json]                              print the plan table
+ *
+ * Settings come from defaults < profile < config files (`routes:` section) < environment
+ * (`ROUTES_*`) < flags, as for the identity provider. Bad configuration or a script that does not
+ * load prints one line `routes: <message>` on stderr and exits with code 2.
+ */
+import { ConfigError } from "../../lib/config/errors.ts";
+import { lastFlag, parseCommandLine, type FlagSpecs, type ParsedArgs } from "../../lib/config/flags.ts";
+import { loadSection } from "../../lib/config/load.ts";
+import { booleanField, defineSection, envName, fieldNames, flagName, stringField } from "../../lib/config/section.ts";
+import type { FileTree } from "../../lib/files/tree.ts";
+import { withRequestId } from "../../lib/http/request-id.ts";
+import { createLogger, type Logger, type LogLevel } from "../../lib/log.ts";
+import { loadQuickJS } from "../../lib/sandbox/index.ts";
+import { parseListenAddress, type HostRuntime, type RunningServer, type ServeEnv } from "../../lib/runtime.ts";
+import * as v from "valibot";
+import { logAuditSink } from "./audit-log.ts";
+import { createBearerAuthenticator } from "./auth/bearer.ts";
+import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
+import { devPage } from "./dev-page.ts";
+import { createRouteHost, type RouteHost, type RouteInfo } from "./host.ts";
+import { readScriptBundle, sameBundle } from "./script/read-bundle.ts";
+import { inProcessScriptRuntime, threadScriptRuntime, type SpawnScriptThread } from "./script/runtime.ts";
+import type { ScriptBundle, ScriptLimits } from "./script/script-sandbox.ts";
+
+const wholeNumber = (min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.check((s: string) => /^\d+$/.test(s) && Number(s) >= min && Number(s) <= max, `expected a whole number from ${min} to ${max}`),
+  );
+
+export const routesSection = defineSection({
+  key: "routes",
+  envPrefix: "ROUTES_",
+  fields: {
+    script: stringField({ default: "", description: "The route script (JavaScript); files beside it may be required" }),
+    addr: stringField({
+      default: "127.0.0.1:8080",
+      description: "Listen address HOST:PORT",
+      check: v.pipe(v.string(), v.check((s: string) => {
+        try {
+          parseListenAddress(s);
+          return true;
+        } catch {
+          return false;
+        }
+      }, "expected HOST:PORT, e.g. 127.0.0.1:8080")),
+    }),
+    dev: booleanField({ default: false, description: "Development mode: reload the script when it changes, error messages in 500s, a dev page at /_routes" }),
+    threads: stringField({ default: "2", description: "Sandbox threads running handlers (0: on the serving thread, for debugging)", check: wholeNumber(0, 64) }),
+    issuer: stringField({ default: "http://127.0.0.1:5556", description: "OIDC issuer whose access tokens authenticate requests (empty: no authenticator)" }),
+    audience: stringField({ default: "", description: "Expected aud of JWT access tokens (empty: not checked)" }),
+    "introspection-client-id": stringField({ default: "", description: "Client id for introspecting opaque tokens at the issuer (empty: opaque tokens refused)" }),
+    "introspection-client-secret": stringField({ default: "", secret: true, description: "Its secret" }),
+    "static-root": stringField({ default: "", description: "Directory app.static paths are relative to (default: the script's directory)" }),
+    "session-secret": stringField({ default: "", secret: true, description: "Key signing the host session cookie (default: random at each start)" }),
+    audit: stringField({ default: "log", description: "Where audit events go: log (one line each) or off", check: v.picklist(["log", "off"], 'expected "log" or "off"') }),
+    "cpu-ms": stringField({ default: "5000", description: "CPU time of one handler call, ms", check: wholeNumber(1, 600_000) }),
+    "wall-ms": stringField({ default: "30000", description: "Wall time of one handler call, ms", check: wholeNumber(1, 600_000) }),
+    "mem-mb": stringField({ default: "64", description: "QuickJS heap of one sandbox, MiB", check: wholeNumber(1, 2048) }),
+  },
+});
+
+const FLAGS: FlagSpecs = {
+  ...Object.fromEntries(fieldNames(routesSection).map((f) => [flagName(routesSection, f)!, routesSection.fields[f as keyof typeof routesSection.fields].type === "boolean" ? { boolean: true } : {}])),
+  "config-file": {},
+  profile: {},
+  json: { boolean: true },
+  help: { boolean: true },
+};
+
+export const USAGE = `usage: routes <command> [options]
+
+commands:
+  serve    serve the script's routes
+  routes   print the script's plan table (--json for machines)
+
+options (flag / environment variable / default):
+${fieldNames(routesSection)
+  .map((f) => {
+    const def = routesSection.fields[f as keyof typeof routesSection.fields];
+    return `  --${f.padEnd(28)} ${(envName(routesSection, f) ?? "").padEnd(34)} ${String(def.default) || '""'}\n      ${def.description}`;
+  })
+  .join("\n")}
+  --config-file PATH               YAML file with the fields under "routes:" (repeatable)
+  --profile NAME                   ROUTES_PROFILE; profile from $XDG_CONFIG_HOME/routes/profiles.yaml
+  --json                           routes: print JSON
+  -h, --help                       this text
+also honored: LOG_LEVEL`;
+
+/** What the entry file supplies for its runtime. */
+export interface RoutesPlatform {
+  /** The host file system: the script and static directories. */
+  files: FileTree;
+  /** Threads for handlers (Node worker_threads, Deno Web Workers). */
+  spawnScriptThread: SpawnScriptThread;
+}
+
+type Config = Awaited<ReturnType<typeof loadConfig>>;
+
+async function loadConfig(runtime: HostRuntime, args: ParsedArgs) {
+  const loaded = await loadSection({
+    section: routesSection,
+    app: "routes",
+    args: { positionals: args.positionals.slice(1), flags: args.flags },
+    env: runtime.env,
+    readTextFile: (path) => runtime.readTextFile(runtime.resolvePath(runtime.cwd(), path)),
+  });
+  const values = loaded.values;
+  if (values.script === "") throw new ConfigError("CONFIG_MISSING_VALUE", "--script FILE is needed (or ROUTES_SCRIPT)", "default", "script");
+  const scriptPath = runtime.resolvePath(runtime.cwd(), values.script);
+  const limits: ScriptLimits = { cpuMs: Number(values["cpu-ms"]), wallMs: Number(values["wall-ms"]), memMb: Number(values["mem-mb"]) };
+  return { values, scriptPath, limits, staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
+}
+
+function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined): RouteHost {
+  const { values } = config;
+  return createRouteHost({
+    dev: values.dev,
+    logger,
+    files: { tree: platform.files, root: config.staticRoot },
+    session: values["session-secret"] ? { secret: values["session-secret"] } : undefined,
+    auth: {
+      authenticator: values.issuer
+        ? createBearerAuthenticator({
+            issuer: values.issuer,
+            audience: values.audience || undefined,
+            introspection: values["introspection-client-id"] ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] } : undefined,
+          })
+        : undefined,
+      authorizer: scopeAuthorizer(),
+      audit: values.audit === "log" ? logAuditSink(logger) : undefined,
+    },
+    runtime: (natives) =>
+      engine ? inProcessScriptRuntime(engine, { natives, limits: config.limits }) : threadScriptRuntime(platform.spawnScriptThread, { natives, limits: config.limits, threads }),
+  });
+}
+
+/** The plan table as text: one line a route, so a reviewer sees at a glance what is public. */
+export function formatPlanTable(rows: RouteInfo[]): string {
+  const header = ["METHOD", "PATTERN", "ACCESS", "RESOURCES", "CSRF", "ACTION", "AUDIT", "AT"];
+  const lines = rows.map((r) => [
+    r.kind === "route" ? r.method! : r.kind.toUpperCase(),
+    r.pattern,
+    r.access,
+    r.resources?.length ? r.resources.join(",") : "-",
+    r.csrf ? "yes" : "-",
+    r.action ?? "-",
+    r.audit ?? "-",
+    r.at ?? "",
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  return [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n");
+}
+
+export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatform, argv: string[] = runtime.args): Promise<RunningServer | undefined> {
+  let args: ParsedArgs;
+  let config: Config;
+  try {
+    args = parseCommandLine(argv, FLAGS);
+    if (lastFlag(args, "help") === "true" || args.positionals[0] === "help") {
+      runtime.print(USAGE);
+      return undefined;
+    }
+    const command = args.positionals[0];
+    if (command !== "serve" && command !== "routes") return fail(runtime, command === undefined ? "a command is needed: serve or routes" : `unknown command ${command}`);
+    if (args.positionals.length > 1) return fail(runtime, `unexpected argument ${args.positionals[1]}`);
+    config = await loadConfig(runtime, args);
+  } catch (err) {
+    if (err instanceof ConfigError) return fail(runtime, err.message);
+    throw err;
+  }
+  const logger = createLogger({ fields: { service: "routes" }, level: (runtime.env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
+  const json = lastFlag(args, "json") === "true";
+  const listing = args.positionals[0] === "routes";
+  const threads = listing ? 0 : Number(config.values.threads);
+  const engine = threads === 0 ? await loadQuickJS() : undefined;
+  const host = buildHost(platform, config, logger, threads, engine);
+
+  let bundle: ScriptBundle;
+  try {
+    bundle = await readScriptBundle(platform.files, config.scriptPath);
+    await host.loadScript(bundle);
+  } catch (err) {
+    await host.close();
+    return fail(runtime, (err as Error).message);
+  }
+  if (listing) {
+    runtime.print(json ? JSON.stringify(host.routes(), null, 2) : formatPlanTable(host.routes()));
+    await host.close();
+    return undefined;
+  }
+
+  // Dev mode: each request first checks whether the script changed (one check at a time).
+  let checking: Promise<void> | undefined;
+  const reloadIfChanged = async () => {
+    let next: ScriptBundle;
+    try {
+      next = await readScriptBundle(platform.files, config.scriptPath);
+    } catch (err) {
+      logger.error("script not readable, keeping the previous routes", { error: (err as Error).message });
+      return;
+    }
+    if (sameBundle(next, bundle)) return;
+    bundle = next;
+    try {
+      await host.loadScript(next);
+      logger.info("script reloaded", { script: config.scriptPath, routes: host.routes().length });
+    } catch (err) {
+      logger.error("script failed to load, keeping the previous routes", { error: (err as Error).message });
+    }
+  };
+  const app = withRequestId(
+    {
+      fetch: async (request: Request, env: ServeEnv) => {
+        if (config.values.dev) {
+          checking ??= reloadIfChanged().finally(() => (checking = undefined));
+          await checking;
+          const page = devPage(request, host, config.scriptPath);
+          if (page) return page;
+        }
+        return host.fetch(request, env);
+      },
+    },
+    { accessLog: logger },
+  );
+  let server: RunningServer;
+  try {
+    server = await runtime.serve((req, env) => app.fetch(req, env), parseListenAddress(config.values.addr));
+  } catch (err) {
+    await host.close();
+    return fail(runtime, `cannot listen on ${config.values.addr}: ${(err as Error).message}`);
+  }
+  logger.info("routes listening", { addr: `${server.hostname}:${server.port}`, script: config.scriptPath, routes: host.routes().length, dev: config.values.dev, threads, issuer: config.values.issuer || null });
+  runtime.onShutdown(async () => {
+    logger.info("routes shutting down");
+    await server.close();
+    await host.close();
+    logger.info("routes stopped");
+  });
+  return server;
+}
+
+function fail(runtime: HostRuntime, message: string): never {
+  runtime.printError(`routes: ${message}`);
+  return runtime.exit(2);
+}

@@ -1,0 +1,7 @@
+/** Deno entry: `deno run -A apps/routes/deno.ts <command> [flags]`. Handlers run on Web Workers (deno-thread.ts). */
+import { denoRuntime } from "../../lib/adapters/deno.ts";
+import { denoFileTree } from "../../lib/adapters/deno-files.ts";
+import { denoThreadSpawner } from "../../lib/adapters/deno-threads.ts";
+import { runRoutesCli } from "./cli.ts";
+
+await runRoutesCli(denoRuntime(), { files: denoFileTree(), spawnScriptThread: denoThreadSpawner(new URL("./deno-thread.ts", import.meta.url)) });

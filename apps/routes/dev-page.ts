@@ -1,0 +1,26 @@
+/**
+ * Dev mode's page at `/_routes`: the plan table and, when the last edit of the script did not
+ * load, its error (the previous routes keep serving meanwhile). Only served with `--dev`.
+ */
+import { html } from "hono/html";
+import type { RouteHost } from "./host.ts";
+
+export const DEV_PAGE_PATH = "/_routes";
+
+export function devPage(request: Request, host: RouteHost, scriptPath: string): Response | undefined {
+  if (request.method !== "GET" || new URL(request.url).pathname !== DEV_PAGE_PATH) return undefined;
+  const rows = host.routes();
+  const error = host.loadError;
+  const body = html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>routes: ${scriptPath}</title>
+<style>body{font:14px/1.4 system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}td,th{padding:.25rem .75rem;border-bottom:1px solid #ddd;text-align:left}
+.public{color:#a15c00}.error{background:#fde8e8;border:1px solid #e0a0a0;padding:1rem;white-space:pre-wrap;font-family:monospace}</style></head>
+<body><h1>Routes of <code>${scriptPath}</code></h1>
+${error ? html`<h2>The last edit did not load: the previous routes are still served</h2><div class="error" id="load-error">${error}</div>` : html`<p id="load-ok">The script loaded.</p>`}
+<table><thead><tr><th>method</th><th>pattern</th><th>access</th><th>resources</th><th>csrf</th><th>action</th><th>audit</th><th>at</th></tr></thead><tbody>
+${rows.map(
+  (r) => html`<tr><td>${r.kind === "route" ? r.method : r.kind}</td><td><code>${r.pattern}</code></td><td class="${r.access}">${r.access}</td><td>${r.resources?.join(", ") ?? ""}</td><td>${r.csrf ? "yes" : ""}</td><td>${r.action ?? ""}</td><td>${r.audit ?? ""}</td><td>${r.at ?? ""}</td></tr>`,
+)}
+</tbody></table></body></html>`;
+  return new Response(String(body), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+}

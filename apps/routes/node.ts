@@ -1,0 +1,7 @@
+/** Node entry: `npm run routes -- <command> [flags]`. Handlers run on worker threads (node-thread.ts). */
+import { nodeRuntime } from "../../lib/adapters/node.ts";
+import { nodeFileTree } from "../../lib/adapters/node-files.ts";
+import { nodeThreadSpawner } from "../../lib/adapters/node-threads.ts";
+import { runRoutesCli } from "./cli.ts";
+
+await runRoutesCli(nodeRuntime(), { files: nodeFileTree(), spawnScriptThread: nodeThreadSpawner(new URL("./node-thread.ts", import.meta.url)) });

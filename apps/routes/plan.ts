@@ -1,0 +1,162 @@
+/**
+ * Route plans: what a planned route declares (public, or authenticated with resources, CSRF,
+ * action and audit), checked once when the route is registered (never per request). The same
+ * checks apply to a plan from a script (`httpmod`) and to one the host registers itself.
+ */
+import * as v from "valibot";
+
+export interface ResourceSpec {
+  /** The resource type name; also its key in `ctx.resources`. */
+  type: string;
+  /** The path parameter holding the resource id. */
+  idParam?: string;
+  /** The path parameter holding the tenant id. */
+  tenantParam?: string;
+  /** A missing resource is 404 (otherwise the handler sees null). */
+  mustExist: boolean;
+}
+
+export interface RoutePlan {
+  /** Upper case; `ALL` matches every method. */
+  method: string;
+  pattern: string;
+  /** `ctx.routeName`: `METHOD pattern` unless given. */
+  name: string;
+  /** Reachable without an actor (`.public()`). */
+  public: boolean;
+  /** Present on authenticated routes; `required: false` lets a null actor through to authorization. */
+  auth?: { required: boolean };
+  resources: ResourceSpec[];
+  csrf: boolean;
+  /** The action handed to the Authorizer (`.allow`). */
+  action?: string;
+  /** The audit event name (`.audit`). */
+  audit?: string;
+}
+
+/** A route pattern, parsed: the Hono router takes `path`; `params` are the names it captures. */
+export interface RoutePattern {
+  path: string;
+  params: string[];
+}
+
+export class RoutePlanError extends Error {
+  readonly code = "INVALID_ROUTE_PLAN";
+  constructor(message: string) {
+    super(message);
+    this.name = "RoutePlanError";
+  }
+}
+
+const PARAM = /^:([A-Za-z_][A-Za-z0-9_]*)$/;
+/** Literal segments: URL path characters other than the pattern syntax (`:` only inside). */
+const LITERAL = /^[A-Za-z0-9\-._~!$&'()+,;=@%][A-Za-z0-9\-._~!$&'()+,;=@%:]*$/;
+const METHOD = /^[A-Z][A-Z0-9_-]{0,31}$/;
+
+/** Exact segments, `:name` (one segment) and `*` (the rest; last segment only). */
+export function parsePattern(pattern: string): RoutePattern {
+  if (typeof pattern !== "string" || !pattern.startsWith("/")) throw new RoutePlanError(`route pattern ${JSON.stringify(pattern)} must start with "/"`);
+  const segments = pattern.split("/").slice(1);
+  if (segments.length > 1 && segments.at(-1) === "") segments.pop(); // trailing slashes are ignored
+  const params: string[] = [];
+  segments.forEach((segment, i) => {
+    if (segment === "*") {
+      if (i !== segments.length - 1) throw new RoutePlanError(`route pattern ${pattern}: "*" may only be the last segment`);
+      return;
+    }
+    const param = PARAM.exec(segment);
+    if (param) {
+      if (params.includes(param[1]!)) throw new RoutePlanError(`route pattern ${pattern}: parameter :${param[1]} appears twice`);
+      params.push(param[1]!);
+      return;
+    }
+    if (segment === "" && segments.length === 1) return; // "/"
+    if (!LITERAL.test(segment)) throw new RoutePlanError(`route pattern ${pattern}: segment ${JSON.stringify(segment)} is not a path segment, :name or *`);
+  });
+  return { path: "/" + segments.join("/"), params };
+}
+
+const Name = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
+const PlanInput = v.strictObject({
+  method: v.pipe(v.string(), v.transform((m) => m.toUpperCase()), v.regex(METHOD, "method must be a token such as GET")),
+  pattern: v.string(),
+  name: v.optional(Name),
+  public: v.boolean(),
+  auth: v.optional(v.strictObject({ required: v.boolean() })),
+  resources: v.optional(
+    v.array(
+      v.strictObject({
+        type: Name,
+        idParam: v.optional(Name),
+        tenantParam: v.optional(Name),
+        mustExist: v.optional(v.boolean(), false),
+      }),
+    ),
+    [],
+  ),
+  csrf: v.optional(v.boolean(), false),
+  action: v.optional(Name),
+  audit: v.optional(Name),
+});
+
+export type RoutePlanInput = v.InferInput<typeof PlanInput>;
+
+/** Validates a plan: the shape, the pattern, the chain rules and the parameters it names. */
+export function compileRoutePlan(input: unknown): RoutePlan & { parsed: RoutePattern } {
+  const checked = v.safeParse(PlanInput, input);
+  if (!checked.success) {
+    const issue = checked.issues[0];
+    const path = issue.path?.map((p) => String(p.key)).join(".");
+    throw new RoutePlanError(`invalid route plan${path ? ` (${path})` : ""}: ${issue.message}`);
+  }
+  const p = checked.output;
+  const parsed = parsePattern(p.pattern);
+  const where = `${p.method} ${p.pattern}`;
+  if (p.public && (p.auth || p.resources.length > 0 || p.csrf || p.action !== undefined)) {
+    throw new RoutePlanError(`${where}: a public route declares no authentication, resources, CSRF or action`);
+  }
+  if (!p.public) {
+    if (!p.auth) throw new RoutePlanError(`${where}: a route is either .public() or .auth(httpmod.user()...)`);
+    if (p.action === undefined) throw new RoutePlanError(`${where}: an authenticated route needs .allow(action)`);
+  }
+  const types = new Set<string>();
+  for (const r of p.resources) {
+    if (types.has(r.type)) throw new RoutePlanError(`${where}: resource ${JSON.stringify(r.type)} is declared twice`);
+    types.add(r.type);
+    for (const param of [r.idParam, r.tenantParam]) {
+      if (param !== undefined && !parsed.params.includes(param)) {
+        throw new RoutePlanError(`${where}: resource ${JSON.stringify(r.type)} reads the path parameter :${param}, which the pattern does not have`);
+      }
+    }
+  }
+  const plan: RoutePlan & { parsed: RoutePattern } = {
+    method: p.method,
+    pattern: p.pattern,
+    name: p.name ?? where,
+    public: p.public,
+    resources: p.resources.map((r) => ({ type: r.type, idParam: r.idParam, tenantParam: r.tenantParam, mustExist: r.mustExist })),
+    csrf: p.csrf,
+    parsed,
+  };
+  if (p.auth) plan.auth = p.auth;
+  if (p.action !== undefined) plan.action = p.action;
+  if (p.audit !== undefined) plan.audit = p.audit;
+  return plan;
+}
+
+/** Mount prefixes: "/" or "/a/b" (no trailing slash, no pattern syntax). */
+export function normalizePrefix(prefix: unknown, what = "mount prefix"): string {
+  if (typeof prefix !== "string" || !prefix.startsWith("/")) throw new RoutePlanError(`${what} ${JSON.stringify(prefix)} must start with "/"`);
+  const trimmed = prefix.length > 1 ? prefix.replace(/\/+$/, "") : prefix;
+  if (trimmed === "") return "/";
+  for (const segment of trimmed.split("/").slice(1)) {
+    if (!LITERAL.test(segment) || segment === "." || segment === "..") throw new RoutePlanError(`${what} ${prefix}: segment ${JSON.stringify(segment)} is not a plain path segment`);
+  }
+  return trimmed;
+}
+
+/** Whether `path` is `prefix` or below it, on segment boundaries (`/static` is not `/staticfoo`). */
+export function underPrefix(path: string, prefix: string): boolean {
+  if (prefix === "/") return true;
+  return path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 47 /* / */);
+}

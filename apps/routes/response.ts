@@ -1,0 +1,45 @@
+/**
+ * From what a handler produced to a web Response: the result rules of decisions.md were applied in
+ * the sandbox (httpmod-source.ts); here the host checks what it is about to put on the wire.
+ * A status outside 200-599 or a header name or value that could split the response (CR, LF,
+ * NUL, or a name that is not an HTTP token) is refused: the request becomes a 500, and the bad
+ * header never reaches the wire.
+ */
+import type { HostValue } from "../../lib/sandbox/index.ts";
+import type { ScriptResponse } from "./script/script-sandbox.ts";
+
+/** Renders `res.html(value)` for a non-string value (spec: the host's Renderer option). */
+export type Renderer = (value: HostValue) => string | Promise<string>;
+
+export class ResponseRuleError extends Error {
+  readonly code = "INVALID_RESPONSE";
+  constructor(message: string) {
+    super(message);
+    this.name = "ResponseRuleError";
+  }
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const UNSAFE_VALUE = /[\r\n\0]/;
+const NO_BODY = new Set([101, 204, 205, 304]);
+
+export function checkHeader(name: string, value: string): void {
+  if (!TOKEN.test(name)) throw new ResponseRuleError(`header name ${JSON.stringify(name)} is not an HTTP token`);
+  if (UNSAFE_VALUE.test(value)) throw new ResponseRuleError(`header ${name} has a CR, LF or NUL in its value`);
+}
+
+export async function toWebResponse(r: ScriptResponse, method: string, renderer: Renderer | undefined): Promise<Response> {
+  if (!Number.isInteger(r.status) || r.status < 200 || r.status > 599) throw new ResponseRuleError(`status ${r.status} is not an HTTP status from 200 to 599`);
+  const headers = new Headers();
+  for (const [name, value] of r.headers) {
+    checkHeader(name, value);
+    headers.append(name, value);
+  }
+  let body: BodyInit | null = (r.bytes as Uint8Array<ArrayBuffer> | undefined) ?? r.body;
+  if (r.render) {
+    if (!renderer) throw new ResponseRuleError("res.html(value) with a non-string value needs the host's renderer, and none is configured");
+    body = await renderer(r.render.value);
+  }
+  if (method === "HEAD" || NO_BODY.has(r.status)) body = null;
+  return new Response(body, { status: r.status, headers });
+}

@@ -1,0 +1,274 @@
+/**
+ * One sandbox loaded with a route script: it installs `httpmod` (and the host's mountable and
+ * assets modules), evaluates the script once, keeps what it registered, and calls one handler per
+ * request. Runtime-free: the in-process runtime (workerd, `--threads 0`) and each pool thread
+ * (Node, Deno) use it alike. Everything that crosses is plain data.
+ */
+import { createSandbox, SandboxBrokenError, type HostValue, type NativeModule, type SandboxEngine, type SourceResolver } from "../../../lib/sandbox/index.ts";
+import { resolveRelativePath } from "../../../lib/files/paths.ts";
+import { compileRoutePlan, normalizePrefix } from "../plan.ts";
+import { DISPATCH_GLOBAL, HOST_MODULE, HTTPMOD_FILE, HTTPMOD_SOURCE } from "./httpmod-source.ts";
+
+/** A script and everything it may `require`: files by canonical name ("/app.js"). */
+export interface ScriptBundle {
+  entry: string;
+  files: Record<string, string>;
+}
+
+/** What the host installed for scripts, as names and unguessable tokens (plain data). */
+export interface ScriptNatives {
+  /** `require(module).fn()` returns `{ $mountable: token }`. */
+  mountables: Record<string, Record<string, string>>;
+  /** `require(module)` returns `{ $assets: token }`. */
+  assets: Record<string, string>;
+  /** The host has a file tree for `app.static` (directories relative to its root). */
+  staticFiles: boolean;
+}
+
+export interface ScriptLimits {
+  /** CPU time of one handler call, ms. */
+  cpuMs: number;
+  /** Wall time of one handler call (including awaits), ms. */
+  wallMs: number;
+  /** QuickJS heap of one sandbox, MiB. */
+  memMb: number;
+}
+
+export const DEFAULT_SCRIPT_LIMITS: ScriptLimits = { cpuMs: 5000, wallMs: 30_000, memMb: 64 };
+
+export type Registration =
+  | { kind: "route"; plan: Record<string, HostValue>; handler: number; at: string }
+  | { kind: "mount"; prefix: string; mountable: string; stripPrefix: boolean; excludePrefixes: string[]; at: string }
+  | { kind: "static"; prefix: string; directory: string; at: string }
+  | { kind: "assets"; prefix: string; assets: string; root: string; at: string };
+
+export interface ScriptResponse {
+  status: number;
+  headers: [string, string][];
+  body: string | null;
+  bytes?: Uint8Array;
+  /** `res.html(value)` with a non-string value: the host's renderer makes the body. */
+  render?: { value: HostValue };
+}
+
+export interface ConsoleLine {
+  level: string;
+  text: string;
+}
+
+export type DispatchOutcome =
+  | { ok: true; response: ScriptResponse; console: ConsoleLine[] }
+  | { ok: false; failure: "error" | "timeout" | "memory" | "broken"; message: string; stack?: string; console: ConsoleLine[] };
+
+/** The input of one handler call. */
+export interface DispatchInput {
+  planned: boolean;
+  request: HostValue;
+  actor?: HostValue;
+  resources?: HostValue;
+  action?: string;
+  routeName: string;
+  csrfToken?: string;
+}
+
+export class ScriptLoadError extends Error {
+  readonly code = "SCRIPT_LOAD_FAILED";
+  constructor(message: string) {
+    super(message);
+    this.name = "ScriptLoadError";
+  }
+}
+
+/** Resolves `require` of the script's files relative to the requiring file, inside the bundle. */
+export function bundleResolver(bundle: ScriptBundle): SourceResolver {
+  const has = (name: string) => Object.prototype.hasOwnProperty.call(bundle.files, name);
+  const candidates = (base: string) => [base, `${base}.js`, `${base}.cjs`, `${base}.json`, `${base}/index.js`];
+  return {
+    resolve(specifier, importer) {
+      if (specifier === "httpmod") return HTTPMOD_FILE;
+      let base: string;
+      if (specifier.startsWith("/")) base = specifier;
+      else if (specifier.startsWith("./") || specifier.startsWith("../")) {
+        const dir = (importer ?? bundle.entry).replace(/\/[^/]*$/, "");
+        base = `${dir}/${specifier}`;
+      } else return undefined;
+      const segments: string[] = [];
+      for (const s of base.split("/")) {
+        if (s === "" || s === ".") continue;
+        if (s === "..") {
+          if (segments.length === 0) return undefined; // never above the script's directory
+          segments.pop();
+        } else segments.push(s);
+      }
+      const name = "/" + segments.join("/");
+      if (name.startsWith("/.host/")) return undefined;
+      return candidates(name).find(has);
+    },
+    source(name) {
+      if (name === HTTPMOD_FILE) return HTTPMOD_SOURCE;
+      const text = bundle.files[name]!;
+      return name.endsWith(".json") ? `module.exports = ${text};` : text;
+    },
+  };
+}
+
+const asString = (v: HostValue, what: string): string => {
+  if (typeof v !== "string") throw new TypeError(`${what} must be a string`);
+  return v;
+};
+
+/** A mountable or assets value made by the host's modules: its token, or a TypeError. */
+function token(value: HostValue, field: "$mountable" | "$assets", known: Set<string>, call: string): string {
+  const t = value !== null && typeof value === "object" && !Array.isArray(value) && !(value instanceof Uint8Array) ? (value as Record<string, HostValue>)[field] : undefined;
+  if (typeof t !== "string" || !known.has(t)) {
+    throw new TypeError(`${call} accepts only ${field === "$mountable" ? "a mountable made by a host module" : "an assets module the host installed"}`);
+  }
+  return t;
+}
+
+/** A directory below the host's root: "" for the root itself; never absolute or escaping. */
+export function staticDirectory(directory: string, call: string): string {
+  if (directory === "" || directory === "." || directory === "./") return "";
+  try {
+    return resolveRelativePath(directory);
+  } catch {
+    throw new TypeError(`${call}: ${JSON.stringify(directory)} must be a relative path inside the host's static root`);
+  }
+}
+
+function prefixList(value: HostValue): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new TypeError("excludePrefixes must be a list of path prefixes");
+  return value.map((p) => normalizePrefix(p, "excluded prefix"));
+}
+
+export interface ScriptSandbox {
+  readonly registrations: Registration[];
+  dispatch(handler: number, input: DispatchInput): Promise<DispatchOutcome>;
+  /** The sandbox cannot be used any more (replace it). */
+  readonly broken: boolean;
+  dispose(): void;
+}
+
+/** Makes a sandbox, installs the modules and runs the script; ScriptLoadError when it fails. */
+export async function loadScriptSandbox(engine: SandboxEngine, bundle: ScriptBundle, natives: ScriptNatives, limits: ScriptLimits = DEFAULT_SCRIPT_LIMITS): Promise<ScriptSandbox> {
+  const registrations: Registration[] = [];
+  const mountTokens = new Set(Object.values(natives.mountables).flatMap((m) => Object.values(m)));
+  const assetTokens = new Set(Object.values(natives.assets));
+  let loading = true;
+  let captured: ScriptResponse | undefined;
+  let bytes: Uint8Array | undefined;
+  const duringLoad = (call: string) => {
+    if (!loading) throw new Error(`${call} is only possible while the script loads, not from a handler`);
+  };
+
+  const hostModule: NativeModule = {
+    functions: {
+      route(data) {
+        duringLoad("registering a route");
+        const d = data as Record<string, HostValue>;
+        const { handler, at, ...plan } = d;
+        compileRoutePlan(plan); // throws RoutePlanError into the script, at the registering line
+        registrations.push({ kind: "route", plan: plan as Record<string, HostValue>, handler: handler as number, at: String(at) });
+      },
+      mount(data) {
+        duringLoad("app.mount");
+        const d = data as Record<string, HostValue>;
+        if (d.stripPrefix !== undefined && typeof d.stripPrefix !== "boolean") throw new TypeError("stripPrefix must be true or false");
+        registrations.push({
+          kind: "mount",
+          prefix: normalizePrefix(d.prefix),
+          mountable: token(d.mountable, "$mountable", mountTokens, "app.mount(prefix, mountable)"),
+          stripPrefix: d.stripPrefix === true,
+          excludePrefixes: prefixList(d.excludePrefixes),
+          at: String(d.at),
+        });
+      },
+      static(data) {
+        duringLoad("app.static");
+        const d = data as Record<string, HostValue>;
+        if (!natives.staticFiles) throw new Error("app.static is not available on this host (it has no file tree for static files)");
+        const directory = staticDirectory(asString(d.directory, "app.static(prefix, directory): directory"), "app.static(prefix, directory)");
+        registrations.push({ kind: "static", prefix: normalizePrefix(d.prefix, "static prefix"), directory, at: String(d.at) });
+      },
+      staticAssets(data) {
+        duringLoad("app.staticFromAssetsModule");
+        const d = data as Record<string, HostValue>;
+        registrations.push({
+          kind: "assets",
+          prefix: normalizePrefix(d.prefix, "static prefix"),
+          assets: token(d.assets, "$assets", assetTokens, "app.staticFromAssetsModule(prefix, assetsModule, root)"),
+          root: staticDirectory(asString(d.root, "app.staticFromAssetsModule(prefix, assetsModule, root): root"), "app.staticFromAssetsModule(prefix, assetsModule, root)"),
+          at: String(d.at),
+        });
+      },
+      respond(data) {
+        const d = data as Record<string, HostValue>;
+        const headers = (Array.isArray(d.headers) ? d.headers : []).map((h) => [String((h as HostValue[])[0]), String((h as HostValue[])[1])] as [string, string]);
+        captured = { status: Number(d.status), headers, body: typeof d.body === "string" ? d.body : null };
+        if (d.bytes === true && bytes) captured.bytes = bytes;
+        if (d.hasRender === true) captured.render = { value: d.render ?? null };
+      },
+      bytes(data) {
+        if (!(data instanceof Uint8Array)) throw new TypeError("res.send: bytes expected");
+        bytes = data;
+      },
+    },
+  };
+  const modules: Record<string, NativeModule> = { [HOST_MODULE]: hostModule };
+  for (const [name, fns] of Object.entries(natives.mountables)) {
+    modules[name] = { functions: Object.fromEntries(Object.entries(fns).map(([fn, t]) => [fn, () => ({ $mountable: t })])) };
+  }
+  for (const [name, t] of Object.entries(natives.assets)) modules[name] = { values: { $assets: t } };
+
+  const sandbox = createSandbox(engine, { limits: { ...limits, maxEvents: 1000 }, modules });
+  const sources = bundleResolver(bundle);
+  const consoleLines: ConsoleLine[] = [];
+  const onEvent = (e: { type: string; payload: unknown }) => {
+    if (e.type === "console" && consoleLines.length < 100) consoleLines.push(e.payload as ConsoleLine);
+  };
+  const entrySource = bundle.files[bundle.entry];
+  if (entrySource === undefined) throw new ScriptLoadError(`the script ${bundle.entry} is not in its bundle`);
+  const loaded = await sandbox.evaluate(entrySource, { mode: "script", filename: bundle.entry, sources, onEvent });
+  loading = false;
+  if (loaded.status !== "ok") {
+    sandbox.dispose();
+    const why = loaded.error ? loaded.error.stack || `${loaded.error.name}: ${loaded.error.message}` : `${loaded.status}${loaded.limit ? ` (${loaded.limit})` : ""}`;
+    throw new ScriptLoadError(`${bundle.entry} failed to load: ${why}`);
+  }
+  let broken = false;
+
+  return {
+    registrations,
+    get broken() {
+      return broken;
+    },
+    async dispatch(handler, input) {
+      captured = undefined;
+      bytes = undefined;
+      consoleLines.length = 0;
+      const fail = (failure: "error" | "timeout" | "memory" | "broken", message: string, stack?: string): DispatchOutcome => ({ ok: false, failure, message, stack, console: [...consoleLines] });
+      let r;
+      try {
+        r = await sandbox.call(DISPATCH_GLOBAL, [handler, input as unknown as HostValue], { sources, onEvent });
+      } catch (err) {
+        if (err instanceof SandboxBrokenError) {
+          broken = true;
+          return fail("broken", err.message);
+        }
+        throw err;
+      }
+      if (r.status === "ok" && captured) return { ok: true, response: captured, console: [...consoleLines] };
+      if (r.status === "ok") return fail("error", "the handler finished without a response");
+      if (r.limit === "memory") {
+        broken = true; // retained garbage may keep it near the limit: start afresh
+        return fail("memory", `the handler ran out of memory (limit ${limits.memMb} MiB)`);
+      }
+      if (r.status === "timeout") return fail("timeout", `the handler ran past the time limit (${r.limit === "wall_ms" ? `${limits.wallMs} ms wall` : `${limits.cpuMs} ms CPU`}) and was interrupted`);
+      if (r.status === "limit_exceeded") return fail("error", `the handler exceeded ${r.limit}`);
+      return fail("error", r.error ? `${r.error.name}: ${r.error.message}` : "the handler failed", r.error?.stack);
+    },
+    dispose: () => sandbox.dispose(),
+  };
+}
+

@@ -1,0 +1,40 @@
+/**
+ * The thread side of `threadScriptRuntime` (runtime.ts), runtime-free: each thread loads its own
+ * QuickJS engine and keeps one sandbox loaded with the current script. A sandbox that broke (out
+ * of memory, native stack overflow) is replaced by a fresh one loaded with the same script.
+ */
+import { loadQuickJS, type SandboxEngine } from "../../../lib/sandbox/index.ts";
+import { serveThreadCalls } from "../../../lib/thread-pool.ts";
+import type { ThreadEndpoint } from "../../../lib/threads.ts";
+import type { FromScriptThread, ScriptThreadInit, ToScriptThread } from "./runtime.ts";
+import { loadScriptSandbox, type ScriptBundle, type ScriptSandbox } from "./script-sandbox.ts";
+
+export function serveScriptThread(endpoint: ThreadEndpoint<ToScriptThread, FromScriptThread>): void {
+  let engine: SandboxEngine;
+  let init: ScriptThreadInit;
+  let bundle: ScriptBundle | undefined;
+  let sandbox: ScriptSandbox | undefined;
+  serveThreadCalls(endpoint, {
+    async init(message) {
+      init = message;
+      engine = await loadQuickJS({ maxHeapMb: init.maxHeapMb });
+    },
+    async handle(call) {
+      if (call.op === "load") {
+        const fresh = await loadScriptSandbox(engine, call.bundle, init.natives, init.limits);
+        sandbox?.dispose();
+        sandbox = fresh;
+        bundle = call.bundle;
+        return fresh.registrations;
+      }
+      if (!sandbox || !bundle) throw new Error("no script is loaded");
+      const outcome = await sandbox.dispatch(call.handler, call.input);
+      if (sandbox.broken) {
+        sandbox.dispose();
+        sandbox = undefined;
+        sandbox = await loadScriptSandbox(engine, bundle, init.natives, init.limits);
+      }
+      return outcome;
+    },
+  });
+}

@@ -1,0 +1,136 @@
+/**
+ * The host services the pipeline calls (spec: Host options, `Auth.*`). Each is an interface; the
+ * host fails closed when a route needs one that is not configured (500, never open).
+ */
+import type { RoutePlan } from "./plan.ts";
+import type { ScriptRequest } from "./request.ts";
+
+export interface Actor {
+  id: string;
+  kind: string;
+  tenantIds?: string[];
+  claims?: Record<string, unknown>;
+}
+
+/** At least `id` and `tenantId`; resolvers may add fields (owner, attributes, ...). */
+export interface ResourceRef {
+  id: string;
+  tenantId: string;
+  [field: string]: unknown;
+}
+
+/** What every service gets to look at for one request. */
+export interface PipelineRequest {
+  /** The original request (its body already read: use `script.body` / `script.rawBody`). */
+  request: Request;
+  /** The parsed request as the handler will see it. */
+  script: ScriptRequest;
+  route: RoutePlan;
+  requestId: string;
+}
+
+export interface Authenticator {
+  /**
+   * The actor, or null when the request carries no credentials. Credentials that are present
+   * but invalid throw `AuthenticationError` (also 401, with its reason in the audit).
+   */
+  authenticate(req: PipelineRequest): Promise<Actor | null> | Actor | null;
+  /** The `WWW-Authenticate` value sent with a 401. */
+  challenge?(req: PipelineRequest, error?: AuthenticationError): string | undefined;
+}
+
+export interface ResourceQuery {
+  type: string;
+  id?: string;
+  tenantId?: string;
+  actor: Actor | null;
+  route: RoutePlan;
+}
+
+export interface ResourceResolver {
+  /** The resource, or null / `ResourceNotFoundError` when there is none. */
+  resolve(query: ResourceQuery): Promise<ResourceRef | null> | ResourceRef | null;
+}
+
+export interface AuthorizationInput {
+  actor: Actor | null;
+  action: string;
+  /** The first declared resource (the usual case of one), or null. */
+  resource: ResourceRef | null;
+  resources: Record<string, ResourceRef | null>;
+  route: RoutePlan;
+}
+
+export interface AuthorizationDecision {
+  allow: boolean;
+  /** Why it was denied (audit only; never sent to the client). */
+  reason?: string;
+}
+
+export interface Authorizer {
+  authorize(input: AuthorizationInput): Promise<AuthorizationDecision> | AuthorizationDecision;
+}
+
+export interface CsrfProtector {
+  /** Whether an unsafe-method request carries a valid token. */
+  verify(req: PipelineRequest): Promise<boolean> | boolean;
+  /** The token a page embeds (`ctx.csrfToken`), bound to the host session. */
+  token?(session: HostSession): Promise<string> | string;
+}
+
+export type AuditOutcome = "allowed" | "denied" | "completed" | "failed";
+
+/** decisions.md: the audit record. */
+export interface AuditEvent {
+  event: string;
+  outcome: AuditOutcome;
+  reason?: string;
+  statusCode?: number;
+  routeName?: string;
+  method: string;
+  pattern: string;
+  action?: string;
+  actor?: Actor;
+  resource?: ResourceRef;
+  resources?: Record<string, ResourceRef | null>;
+  requestId: string;
+  /** RFC 3339 with milliseconds. */
+  at: string;
+}
+
+export interface AuditSink {
+  record(event: AuditEvent): Promise<void> | void;
+}
+
+export interface HostSession {
+  id: string;
+  isNew: boolean;
+  cookieName: string;
+}
+
+export interface AuthServices {
+  authenticator?: Authenticator;
+  resources?: ResourceResolver;
+  authorizer?: Authorizer;
+  csrf?: CsrfProtector;
+  audit?: AuditSink;
+}
+
+/** Present but invalid credentials (bad signature, expired, wrong audience, ...): 401. */
+export class AuthenticationError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = "AuthenticationError";
+    this.code = code;
+  }
+}
+
+/** The host not-found error a ResourceResolver may throw: 404 (or null without `.mustExist()`). */
+export class ResourceNotFoundError extends Error {
+  readonly code = "RESOURCE_NOT_FOUND";
+  constructor(message: string) {
+    super(message);
+    this.name = "ResourceNotFoundError";
+  }
+}

@@ -1,0 +1,1 @@
+exports.greeting = (name) => `Hello, ${String(name).replace(/[<>&"]/g, "")}!`;
