@@ -3,6 +3,7 @@
  *
  *   routes serve --script FILE [--addr HOST:PORT] [--dev] [options]   serve a script's routes
  *   routes routes --script FILE [--json]                              print the plan table
+ *   routes bundle --script FILE --out FILE.json                       what a Worker is built with
  *
  * Settings come from defaults < profile < config files (`routes:` section) < environment
  * (`ROUTES_*`) < flags, as for the identity provider. Bad configuration or a script that does not
@@ -23,7 +24,7 @@ import { createBearerAuthenticator } from "./auth/bearer.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
 import { devPage } from "./dev-page.ts";
 import { createRouteHost, type RouteHost, type RouteInfo } from "./host.ts";
-import { readScriptBundle, sameBundle } from "./script/read-bundle.ts";
+import { readScriptBundle, readWorkerBundle, sameBundle } from "./script/read-bundle.ts";
 import { inProcessScriptRuntime, threadScriptRuntime, type SpawnScriptThread } from "./script/runtime.ts";
 import type { ScriptBundle, ScriptLimits } from "./script/script-sandbox.ts";
 
@@ -70,6 +71,7 @@ const FLAGS: FlagSpecs = {
   "config-file": {},
   profile: {},
   json: { boolean: true },
+  out: {},
   help: { boolean: true },
 };
 
@@ -78,6 +80,8 @@ export const USAGE = `usage: routes <command> [options]
 commands:
   serve    serve the script's routes
   routes   print the script's plan table (--json for machines)
+  bundle   write the script and the files beside it as one JSON file (--out FILE), which
+           the Worker (apps/routes/worker.ts) is built with
 
 options (flag / environment variable / default):
 ${fieldNames(routesSection)
@@ -167,13 +171,14 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
       return undefined;
     }
     const command = args.positionals[0];
-    if (command !== "serve" && command !== "routes") return fail(runtime, command === undefined ? "a command is needed: serve or routes" : `unknown command ${command}`);
+    if (command !== "serve" && command !== "routes" && command !== "bundle") return fail(runtime, command === undefined ? "a command is needed: serve, routes or bundle" : `unknown command ${command}`);
     if (args.positionals.length > 1) return fail(runtime, `unexpected argument ${args.positionals[1]}`);
     config = await loadConfig(runtime, args);
   } catch (err) {
     if (err instanceof ConfigError) return fail(runtime, err.message);
     throw err;
   }
+  if (args.positionals[0] === "bundle") return writeBundle(runtime, platform, config, lastFlag(args, "out"));
   const logger = createLogger({ fields: { service: "routes" }, level: (runtime.env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
   const json = lastFlag(args, "json") === "true";
   const listing = args.positionals[0] === "routes";
@@ -243,6 +248,21 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     logger.info("routes stopped");
   });
   return server;
+}
+
+async function writeBundle(runtime: HostRuntime, platform: RoutesPlatform, config: Config, out: string | undefined): Promise<undefined> {
+  if (!out) return fail(runtime, "bundle needs --out FILE.json");
+  const path = runtime.resolvePath(runtime.cwd(), out);
+  const cut = path.lastIndexOf("/");
+  try {
+    const bundle = await readWorkerBundle(platform.files, config.scriptPath);
+    await runtime.ensureDir(path.slice(0, cut) || "/");
+    await platform.files.writeText(path.slice(0, cut) || "/", path.slice(cut + 1), JSON.stringify(bundle));
+    runtime.print(`routes: wrote ${out} (${Object.keys(bundle.script.files).length} script files, ${Object.keys(bundle.files).length} files)`);
+  } catch (err) {
+    return fail(runtime, (err as Error).message);
+  }
+  return undefined;
 }
 
 function fail(runtime: HostRuntime, message: string): never {

@@ -18,13 +18,13 @@ export class ScriptReadError extends Error {
   }
 }
 
-/** `scriptPath` is absolute; the bundle's names are relative to its directory ("/app.js"). */
-export async function readScriptBundle(tree: FileTree, scriptPath: string): Promise<ScriptBundle> {
+function splitPath(scriptPath: string): { dir: string; entryName: string } {
   const cut = scriptPath.lastIndexOf("/");
-  const dir = scriptPath.slice(0, cut) || "/";
-  const entryName = scriptPath.slice(cut + 1);
-  if ((await tree.kind(dir, entryName).catch(() => undefined)) !== "file") throw new ScriptReadError(`the script ${scriptPath} does not exist`);
-  const files: Record<string, string> = {};
+  return { dir: scriptPath.slice(0, cut) || "/", entryName: scriptPath.slice(cut + 1) };
+}
+
+/** Calls `take` for each file under `dir` (dot-entries and node_modules skipped), within the limits. */
+async function walkFiles(tree: FileTree, dir: string, wanted: (path: string) => boolean, take: (path: string) => Promise<number>): Promise<void> {
   let count = 0;
   let bytes = 0;
   async function walk(rel: string): Promise<void> {
@@ -35,17 +35,57 @@ export async function readScriptBundle(tree: FileTree, scriptPath: string): Prom
         await walk(path);
         continue;
       }
-      if (!SOURCE.test(entry.name) && path !== entryName) continue;
-      if (++count > BUNDLE_LIMITS.files) throw new ScriptReadError(`more than ${BUNDLE_LIMITS.files} script files under ${dir}: put the script in a directory of its own`);
-      const text = await tree.readText(dir, path);
-      bytes += text.length;
-      if (bytes > BUNDLE_LIMITS.bytes) throw new ScriptReadError(`the script files under ${dir} are larger than ${BUNDLE_LIMITS.bytes} bytes: put the script in a directory of its own`);
-      files[`/${path}`] = text;
+      if (!wanted(path)) continue;
+      if (++count > BUNDLE_LIMITS.files) throw new ScriptReadError(`more than ${BUNDLE_LIMITS.files} files under ${dir}: put the script in a directory of its own`);
+      bytes += await take(path);
+      if (bytes > BUNDLE_LIMITS.bytes) throw new ScriptReadError(`the files under ${dir} are larger than ${BUNDLE_LIMITS.bytes} bytes: put the script in a directory of its own`);
     }
   }
   await walk("");
-  if (files[`/${entryName}`] === undefined) files[`/${entryName}`] = await tree.readText(dir, entryName);
+}
+
+/** `scriptPath` is absolute; the bundle's names are relative to its directory ("/app.js"). */
+export async function readScriptBundle(tree: FileTree, scriptPath: string): Promise<ScriptBundle> {
+  const { dir, entryName } = splitPath(scriptPath);
+  if ((await tree.kind(dir, entryName).catch(() => undefined)) !== "file") throw new ScriptReadError(`the script ${scriptPath} does not exist`);
+  const files: Record<string, string> = {};
+  await walkFiles(tree, dir, (path) => SOURCE.test(path) || path === entryName, async (path) => {
+    const text = await tree.readText(dir, path);
+    files[`/${path}`] = text;
+    return text.length;
+  });
+  files[`/${entryName}`] ??= await tree.readText(dir, entryName);
   return { entry: `/${entryName}`, files };
+}
+
+/**
+ * What a Worker is built with (workerd has no host file system): the script bundle, and every
+ * file under the script's directory as base64, served by `app.static` from memory.
+ */
+export interface WorkerBundle {
+  script: ScriptBundle;
+  files: Record<string, string>;
+}
+
+export async function readWorkerBundle(tree: FileTree, scriptPath: string): Promise<WorkerBundle> {
+  const script = await readScriptBundle(tree, scriptPath);
+  const { dir } = splitPath(scriptPath);
+  const files: Record<string, string> = {};
+  await walkFiles(tree, dir, () => true, async (path) => {
+    const bytes = await tree.readBytes(dir, path);
+    let binary = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    files[path] = btoa(binary);
+    return bytes.length;
+  });
+  return { script, files };
+}
+
+/** The files of a WorkerBundle as bytes, keyed `<root>/<path>` as memoryFileTree wants them. */
+export function workerBundleFiles(bundle: WorkerBundle, root: string): Record<string, Uint8Array> {
+  const out: Record<string, Uint8Array> = {};
+  for (const [path, b64] of Object.entries(bundle.files)) out[`${root}/${path}`] = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  return out;
 }
 
 /** Whether two bundles hold the same files with the same texts (dev mode's reload check). */
