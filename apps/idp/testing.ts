@@ -34,6 +34,9 @@ export interface StartIdpOptions {
   /** Delay of the `token-slow` scenario and of the `slow` key mode, in ms (default 10000 each). */
   tokenSlowMs?: number;
   jwksSlowMs?: number;
+  /** "jwt": RFC 9068 access tokens (default "opaque"), with `aud` = `accessTokenAudience` or the client id. */
+  accessTokenFormat?: "opaque" | "jwt";
+  accessTokenAudience?: string;
   /** Listen host (default 127.0.0.1) and port (default 0: a free one). */
   hostname?: string;
   port?: number;
@@ -101,6 +104,8 @@ export async function startIdp(options: StartIdpOptions = {}): Promise<StartedId
       signingKeys: options.signingKeys,
       tokenSlowMs: options.tokenSlowMs,
       jwksSlowMs: options.jwksSlowMs,
+      accessTokenFormat: options.accessTokenFormat,
+      accessTokenAudience: options.accessTokenAudience,
       logger,
     });
     handler = (request, env) => app.fetch(request, env);

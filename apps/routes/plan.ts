@@ -147,7 +147,7 @@ export function compileRoutePlan(input: unknown): RoutePlan & { parsed: RoutePat
 /** Mount prefixes: "/" or "/a/b" (no trailing slash, no pattern syntax). */
 export function normalizePrefix(prefix: unknown, what = "mount prefix"): string {
   if (typeof prefix !== "string" || !prefix.startsWith("/")) throw new RoutePlanError(`${what} ${JSON.stringify(prefix)} must start with "/"`);
-  const trimmed = prefix.length > 1 ? prefix.replace(/\/+$/, "") : prefix;
+  const trimmed = prefix.replace(/\/+$/, "");
   if (trimmed === "") return "/";
   for (const segment of trimmed.split("/").slice(1)) {
     if (!LITERAL.test(segment) || segment === "." || segment === "..") throw new RoutePlanError(`${what} ${prefix}: segment ${JSON.stringify(segment)} is not a plain path segment`);

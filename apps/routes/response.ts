@@ -40,6 +40,7 @@ export async function toWebResponse(r: ScriptResponse, method: string, renderer:
     if (!renderer) throw new ResponseRuleError("res.html(value) with a non-string value needs the host's renderer, and none is configured");
     body = await renderer(r.render.value);
   }
-  if (method === "HEAD" || NO_BODY.has(r.status)) body = null;
+  // An empty string would make the Response add a text/plain content type of its own.
+  if (method === "HEAD" || NO_BODY.has(r.status) || body === "") body = null;
   return new Response(body, { status: r.status, headers });
 }

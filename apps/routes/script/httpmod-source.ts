@@ -6,6 +6,9 @@
  * (apps/routes/plan.ts). Handlers stay in the sandbox; the host calls them through the global
  * dispatcher this module defines.
  *
+ * The host module answers only the caller that claimed it first (this module, when it loads), so
+ * a script cannot register, mount or respond around the builder by requiring it itself.
+ *
  * Values the module makes (`user()`, `resource()`, the builder stages) are frozen and recorded in
  * a WeakSet inside this closure, so a look-alike plain object is refused by `.auth` and
  * `.resource`. Each builder step returns a new frozen stage: `.handle` exists on the Ready stage
@@ -20,7 +23,7 @@ export const DISPATCH_GLOBAL = "__httpmod_dispatch";
 export const HOST_MODULE = "httpmod:host";
 
 export const HTTPMOD_SOURCE = String.raw`"use strict";
-const host = require("${HOST_MODULE}");
+const host = require("${HOST_MODULE}"), key = host.claim();
 const freeze = Object.freeze, made = new WeakSet(), handlers = [];
 const ErrorC = Error, TypeErrorC = TypeError, isArray = Array.isArray, stringify = JSON.stringify;
 const own = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
@@ -39,7 +42,7 @@ function where() {
 
 /** Calls the host; a refusal becomes an Error naming the script's file and line. */
 function toHost(fn, data, at) {
-  try { return fn(data); }
+  try { return fn(key, data); }
   catch (e) { throw new ErrorC(String(e && e.message || e) + " (at " + at + ")"); }
 }
 
@@ -164,7 +167,7 @@ function response() {
     type(contentType) { return res.set("content-type", contentType); },
     json(value) { finish(value === undefined ? "null" : stringify(value), "application/json"); },
     send(value) {
-      if (value instanceof Uint8Array || value instanceof ArrayBuffer) { host.bytes(value instanceof ArrayBuffer ? new Uint8Array(value) : value); finish(null, "application/octet-stream"); state.bytes = true; return; }
+      if (value instanceof Uint8Array || value instanceof ArrayBuffer) { host.bytes(key, value instanceof ArrayBuffer ? new Uint8Array(value) : value); finish(null, "application/octet-stream"); state.bytes = true; return; }
       if (value === undefined || value === null) return finish("", undefined);
       if (typeof value === "string") return finish(value, textType(value));
       if (typeof value === "object") return res.json(value);
@@ -196,7 +199,7 @@ function complete(r, value) {
     else r.res.end();
   }
   const s = r.state;
-  host.respond({ status: s.status, headers: s.headers, body: s.body, bytes: !!s.bytes, render: s.render === undefined ? undefined : s.render, hasRender: s.render !== undefined });
+  host.respond(key, { status: s.status, headers: s.headers, body: s.body, bytes: !!s.bytes, render: s.render === undefined ? undefined : s.render, hasRender: s.render !== undefined });
 }
 
 function dispatch(index, input) {

@@ -162,16 +162,29 @@ export async function loadScriptSandbox(engine: SandboxEngine, bundle: ScriptBun
     if (!loading) throw new Error(`${call} is only possible while the script loads, not from a handler`);
   };
 
+  // Claimed by httpmod when it loads (httpmod-source.ts); calls without its key are refused.
+  const key = crypto.randomUUID();
+  let claimed = false;
+  const owner = (k: HostValue) => {
+    if (k !== key) throw new Error(`${HOST_MODULE} answers only httpmod`);
+  };
   const hostModule: NativeModule = {
     functions: {
-      route(data) {
+      claim() {
+        if (claimed) throw new Error(`${HOST_MODULE} was already claimed: require("httpmod") instead`);
+        claimed = true;
+        return key;
+      },
+      route(k, data) {
+        owner(k);
         duringLoad("registering a route");
         const d = data as Record<string, HostValue>;
         const { handler, at, ...plan } = d;
         compileRoutePlan(plan); // throws RoutePlanError into the script, at the registering line
         registrations.push({ kind: "route", plan: plan as Record<string, HostValue>, handler: handler as number, at: String(at) });
       },
-      mount(data) {
+      mount(k, data) {
+        owner(k);
         duringLoad("app.mount");
         const d = data as Record<string, HostValue>;
         if (d.stripPrefix !== undefined && typeof d.stripPrefix !== "boolean") throw new TypeError("stripPrefix must be true or false");
@@ -184,14 +197,16 @@ export async function loadScriptSandbox(engine: SandboxEngine, bundle: ScriptBun
           at: String(d.at),
         });
       },
-      static(data) {
+      static(k, data) {
+        owner(k);
         duringLoad("app.static");
         const d = data as Record<string, HostValue>;
         if (!natives.staticFiles) throw new Error("app.static is not available on this host (it has no file tree for static files)");
         const directory = staticDirectory(asString(d.directory, "app.static(prefix, directory): directory"), "app.static(prefix, directory)");
         registrations.push({ kind: "static", prefix: normalizePrefix(d.prefix, "static prefix"), directory, at: String(d.at) });
       },
-      staticAssets(data) {
+      staticAssets(k, data) {
+        owner(k);
         duringLoad("app.staticFromAssetsModule");
         const d = data as Record<string, HostValue>;
         registrations.push({
@@ -202,14 +217,16 @@ export async function loadScriptSandbox(engine: SandboxEngine, bundle: ScriptBun
           at: String(d.at),
         });
       },
-      respond(data) {
+      respond(k, data) {
+        owner(k);
         const d = data as Record<string, HostValue>;
         const headers = (Array.isArray(d.headers) ? d.headers : []).map((h) => [String((h as HostValue[])[0]), String((h as HostValue[])[1])] as [string, string]);
         captured = { status: Number(d.status), headers, body: typeof d.body === "string" ? d.body : null };
         if (d.bytes === true && bytes) captured.bytes = bytes;
         if (d.hasRender === true) captured.render = { value: d.render ?? null };
       },
-      bytes(data) {
+      bytes(k, data) {
+        owner(k);
         if (!(data instanceof Uint8Array)) throw new TypeError("res.send: bytes expected");
         bytes = data;
       },

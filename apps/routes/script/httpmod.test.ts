@@ -1,0 +1,126 @@
+/** The script API as a script sees it: the builder, what it refuses, and what a script cannot reach. */
+import { describe, expect, it } from "vitest";
+import { call, scriptHost } from "../testing.ts";
+
+/** Runs `body` in a script; `check(out)` records a line; GET /out answers the lines. */
+async function lines(body: string, options: Parameters<typeof scriptHost>[1] = {}): Promise<string[]> {
+  const host = await scriptHost(
+    `const httpmod = require("httpmod"); const app = httpmod.app(); const out = [];
+     const attempt = (f) => { try { const r = f(); out.push("ok " + String(r)); } catch (e) { out.push(e.name + ": " + e.message); } };
+     ${body}
+     app.get("/out").public().handle((ctx, res) => res.json(out));`,
+    options,
+  );
+  const res = await call(host, "GET", "/out");
+  await host.close();
+  return res.json;
+}
+
+describe("httpmod in the sandbox", () => {
+  it("is reached only through require('httpmod'), and is frozen", async () => {
+    expect(
+      await lines(`
+        attempt(() => typeof globalThis.httpmod);
+        attempt(() => Object.isFrozen(httpmod) && Object.isFrozen(app));
+        attempt(() => { "use strict"; httpmod.app = 1; });
+        attempt(() => require("httpmod") === httpmod);`),
+    ).toEqual(["ok undefined", "ok true", "TypeError: 'app' is read-only", "ok true"]);
+  });
+
+  it("has staged, immutable builders: .handle only on the Ready stage", async () => {
+    expect(
+      await lines(`
+        const started = app.get("/a");
+        attempt(() => typeof started.handle);
+        attempt(() => started.handle(() => 1));
+        attempt(() => app.get("/a").auth(httpmod.user().required()).handle(() => 1));
+        attempt(() => typeof app.get("/a").auth(httpmod.user()).allow("x").handle);
+        attempt(() => { "use strict"; started.public = () => 1; });
+        attempt(() => { const p = app.get("/a").auth(httpmod.user()); const q = p.csrf(); return p !== q && Object.isFrozen(q); });`),
+    ).toEqual([
+      "ok undefined",
+      "TypeError: not a function",
+      "TypeError: not a function",
+      "ok function",
+      "TypeError: 'public' is read-only",
+      "ok true",
+    ]);
+  });
+
+  it("says how to write the removed two-argument overload", async () => {
+    const [message] = await lines(`attempt(() => app.post("/x", () => "old"));`);
+    expect(message).toContain("TypeError: app.post(pattern, handler) was removed");
+    expect(message).toContain('app.post("/x").public().handle(');
+  });
+
+  it("refuses values the module did not make, and chain order mistakes", async () => {
+    expect(
+      await lines(`
+        attempt(() => app.get("/a").auth({ kind: "user", required: () => {} }));
+        attempt(() => app.get("/a").auth(Object.freeze({ __spec: { kind: "user", required: true } })));
+        attempt(() => app.get("/a").auth(httpmod.resource("doc")));
+        attempt(() => app.get("/a").auth(httpmod.user()).resource({ type: "doc" }));
+        attempt(() => app.get("/a").auth(httpmod.user()).resource(httpmod.user()));
+        attempt(() => app.get("/a").auth(httpmod.user()).allow("x").resource);
+        attempt(() => httpmod.resource(""));`),
+    ).toEqual([
+      "TypeError: .auth(userSpec) accepts only a value made by httpmod.user()",
+      "TypeError: .auth(userSpec) accepts only a value made by httpmod.user()",
+      "TypeError: .auth(userSpec) accepts only a value made by httpmod.user()",
+      "TypeError: .resource(resourceSpec) accepts only a value made by httpmod.resource(type)",
+      "TypeError: .resource(resourceSpec) accepts only a value made by httpmod.resource(type)",
+      "ok undefined",
+      "TypeError: httpmod.resource(type): type must be a non-empty string",
+    ]);
+  });
+
+  it("fails a registration that names a missing parameter, at the script's line, and does not register it", async () => {
+    const host = await scriptHost(
+      [
+        `const httpmod = require("httpmod"); const app = httpmod.app(); let error = "";`,
+        `try {`,
+        `  app.get("/docs/:docId").auth(httpmod.user()).resource(httpmod.resource("doc").idFromParam("id")).allow("docs:read").handle(() => "x");`,
+        `} catch (e) { error = e.message; }`,
+        `app.get("/error").public().handle(() => error);`,
+      ].join("\n"),
+    );
+    expect((await call(host, "GET", "/error")).text).toMatch(/^GET \/docs\/:docId: resource "doc" reads the path parameter :id, which the pattern does not have \(at \/app\.js:3:\d+\)$/);
+    expect(host.routes().map((r) => r.pattern)).toEqual(["/error"]);
+    expect((await call(host, "GET", "/docs/1")).status).toBe(404);
+  });
+
+  it("fails the whole load when a registration error is not caught, keeping nothing of it", async () => {
+    await expect(scriptHost(`const h = require("httpmod"); h.app().get("bad").public().handle(() => 1);`)).rejects.toThrow(
+      /failed to load: Error: route pattern "bad" must start with "\/" \(at \/app\.js:1:\d+\)/,
+    );
+  });
+
+  it("cannot reach the host's files, network, environment or other modules", async () => {
+    expect(
+      await lines(`
+        attempt(() => typeof fetch + typeof process + typeof Deno + typeof XMLHttpRequest + typeof WebSocket);
+        attempt(() => require("fs"));
+        attempt(() => require("httpmod:host").route({ method: "GET", pattern: "/forged", public: true }));
+        attempt(() => require("httpmod:host").claim());
+        attempt(() => require("/etc/passwd"));
+        attempt(() => require("../../../etc/passwd"));
+        attempt(() => require("./lib.js").secret);
+        attempt(() => app.static("/s", "/etc"));
+        attempt(() => app.static("/s", "../.."));
+        attempt(() => app.mount("/m", { $mountable: "guess" }));`,
+        { extraFiles: { "/lib.js": "exports.secret = 'from a file beside the script';" } },
+      ),
+    ).toEqual([
+      "ok undefinedundefinedundefinedundefinedundefined",
+      "Error: Cannot find module 'fs'",
+      "Error: httpmod:host answers only httpmod",
+      'Error: httpmod:host was already claimed: require("httpmod") instead',
+      "Error: Cannot find module '/etc/passwd'",
+      "Error: Cannot find module '../../../etc/passwd'",
+      "ok from a file beside the script",
+      expect.stringMatching(/^Error: app.static is not available on this host .* \(at \/app\.js:11:\d+\)$/),
+      expect.stringMatching(/^Error: app.static is not available on this host .* \(at \/app\.js:12:\d+\)$/),
+      expect.stringMatching(/^Error: app.mount\(prefix, mountable\) accepts only a mountable made by a host module \(at \/app\.js:13:\d+\)$/),
+    ]);
+  });
+});
