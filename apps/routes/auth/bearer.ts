@@ -24,6 +24,9 @@ export interface BearerAuthenticatorOptions {
   audience?: string | string[];
   /** Client credentials for introspection of opaque tokens; without them, opaque tokens are refused. */
   introspection?: { clientId: string; clientSecret: string };
+  /** After fetching the JWKS, how long a token with an unknown key waits before the next fetch,
+   * ms (default 30 s: a flood of forged kids cannot make the host hammer the issuer). */
+  jwksCooldownMs?: number;
   /** How long an introspection answer is reused, ms (default 30 s). */
   introspectionCacheMs?: number;
   fetch?: typeof fetch;
@@ -85,7 +88,7 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
       if (!doc.jwks_uri) throw new Error(`discovery at ${issuer} names no jwks_uri`);
       return {
         issuer: doc.issuer ?? issuer,
-        jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000, [customFetch]: (url: string, init: RequestInit) => doFetch(url, init) }),
+        jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { cooldownDuration: options.jwksCooldownMs ?? 30_000, cacheMaxAge: 10 * 60_000, [customFetch]: (url: string, init: RequestInit) => doFetch(url, init) }),
         introspectionEndpoint: doc.introspection_endpoint,
       };
     })();

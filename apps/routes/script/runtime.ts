@@ -175,6 +175,16 @@ export function threadScriptRuntime(spawn: SpawnScriptThread, options: ThreadRun
         const registrations = await loadOn(thread, bundle, generation + 1);
         current = bundle;
         generation++;
+        // The other threads load it now rather than on their first request (a cold start there
+        // would cost that request the thread's engine and script load).
+        for (const other of pool.threads()) {
+          if (other === thread || other.state.busy) continue;
+          other.state.busy = true;
+          const g = generation;
+          void loadOn(other, bundle, g)
+            .catch(() => {}) // it loads again on its first request
+            .finally(() => release(other));
+        }
         return registrations;
       } catch (err) {
         if (err instanceof ThreadCallError && err.code === "SCRIPT_LOAD_FAILED") throw new ScriptLoadError(err.message);

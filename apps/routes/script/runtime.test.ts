@@ -1,0 +1,32 @@
+/** Handlers on threads: a spinning handler never blocks the host, on Node and on Deno. */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { nodeThreadSpawner } from "../../../lib/adapters/node-threads.ts";
+import { responsiveness } from "./testdata/responsiveness.ts";
+
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+
+function expectResponsive(seen: Awaited<ReturnType<typeof responsiveness>>) {
+  expect(seen.spun).toEqual({ status: 200, text: "spun" });
+  expect(seen.answers).toEqual(Array.from({ length: 10 }, (_, i) => `fast ${i}`));
+  expect(seen.worstMs).toBeLessThan(50);
+  expect(seen.hung.status).toBe(500);
+  expect(seen.hung.text).toContain("did not answer");
+  expect(seen.after).toEqual({ status: 200, text: "fast after" });
+}
+
+describe("the thread runtime", () => {
+  it("on Node: other routes answer within 50 ms while one spins for 2 s; a hung thread is replaced", async () => {
+    expectResponsive(await responsiveness(nodeThreadSpawner(new URL("../node-thread.ts", import.meta.url))));
+  });
+
+  it("on Deno: the same, with Web Workers", async () => {
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile("node_modules/deno/deno", ["run", "-A", "apps/routes/script/testdata/deno-responsiveness.ts"], { cwd: ROOT, timeout: 60_000 }, (err, out, errOut) =>
+        err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out),
+      ),
+    );
+    expectResponsive(JSON.parse(stdout.trim().split("\n").at(-1)!));
+  });
+});
