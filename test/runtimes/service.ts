@@ -3,8 +3,9 @@
  * contract suites call `startService` in `beforeAll`; which runtime they get comes from the vitest
  * project (`TEST_RUNTIME`), so one suite runs unchanged on node, deno and workerd.
  *
- * Configuration is passed as environment variables (the services' `IDP_*` / `SESSIONS_*`
- * settings); on workerd they become wrangler `--var`s, so a suite configures every runtime alike.
+ * Configuration is passed as environment variables (the services' `IDP_*` / `SESSIONS_*` /
+ * `ROUTES_*` settings); on workerd they become wrangler `--var`s, so a suite configures every
+ * runtime alike (`ROUTES_SCRIPT` is also set for wrangler's build step, which bundles it).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -12,7 +13,7 @@ import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
 export type RuntimeName = "node" | "deno" | "workerd";
-export type ServiceName = "idp" | "sessions";
+export type ServiceName = "idp" | "sessions" | "routes";
 
 export interface StartOptions {
   /** Service settings, as environment variables (wrangler vars on workerd). */
@@ -89,8 +90,9 @@ function tryBind(port: number): Promise<number | undefined> {
   });
 }
 
-const COMMAND: Record<ServiceName, string> = { idp: "serve-dev", sessions: "serve" };
-const HEALTH: Record<ServiceName, string> = { idp: "/healthz", sessions: "/api/v1/health" };
+const COMMAND: Record<ServiceName, string> = { idp: "serve-dev", sessions: "serve", routes: "serve" };
+/** The route host has no health path of its own: its scripts' `/` is polled unless told otherwise. */
+const HEALTH: Record<ServiceName, string> = { idp: "/healthz", sessions: "/api/v1/health", routes: "/" };
 
 function command(runtime: RuntimeName, service: ServiceName, port: number, options: StartOptions): string[] {
   const serveArgs = [COMMAND[service], "--addr", `127.0.0.1:${port}`, ...(options.args ?? [])];
@@ -168,7 +170,8 @@ async function launch(service: ServiceName, options: StartOptions, runtime: Runt
     cwd: ROOT,
     env: {
       ...process.env,
-      ...(runtime === "workerd" ? {} : options.env),
+      // On workerd the settings are vars, except the route script: wrangler's build step reads it.
+      ...(runtime !== "workerd" ? options.env : options.env?.ROUTES_SCRIPT ? { ROUTES_SCRIPT: options.env.ROUTES_SCRIPT } : {}),
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
       WRANGLER_SEND_METRICS: "false",
       NO_COLOR: "1",
