@@ -50,12 +50,28 @@ function writeAside(path, text) {
   renameSync(temp, path);
 }
 
-function build(entryPath, name) {
-  const esbuild = createRequire(import.meta.url)("esbuild");
-  // A source modified since the build began may be in the bundle in either version: it is stamped
-  // "unstable", so the next start rebuilds rather than trusting the bundle.
-  const builtAt = Date.now() - 1;
-  const result = esbuild.buildSync({
+/**
+ * An esbuild plugin giving each of our sources its own `import.meta.url` (the source file's URL,
+ * as Node would), so an entry that locates a file beside one of its sources (a thread entry, say)
+ * can be bundled. Only for `build`: `buildSync` takes no plugins.
+ */
+// Spelled in pieces: this file is bundled too, and its own text must not match.
+const META_URL = new RegExp(["\\bimport", "meta", "url\\b"].join("\\."), "g");
+const ownImportMetaUrl = {
+  name: "own-import-meta-url",
+  setup(b) {
+    b.onLoad({ filter: /\.(?:ts|mts|mjs|js)$/ }, (args) => {
+      if (args.path.includes("/node_modules/")) return undefined;
+      const text = readFileSync(args.path, "utf8");
+      META_URL.lastIndex = 0;
+      if (!META_URL.test(text)) return undefined;
+      const contents = text.replace(META_URL, JSON.stringify(pathToFileURL(args.path).href));
+      return { contents, loader: /\.m?ts$/.test(args.path) ? "ts" : "js" };
+    });
+  },
+};
+
+const buildOptions = (entryPath, name) => ({
     entryPoints: [entryPath],
     bundle: true,
     format: "esm",
@@ -69,7 +85,10 @@ function build(entryPath, name) {
     metafile: true,
     write: false,
     logLevel: "silent",
-  });
+});
+
+/** Caches a build's result (see `cached`); the bundle's URL, or undefined if it cannot be used. */
+function keep(result, name, builtAt) {
   const code = result.outputFiles[0].text;
   // This file too: a change of the build options rebuilds.
   const inputs = { [relative(ROOT, fileURLToPath(import.meta.url))]: stamp(fileURLToPath(import.meta.url), builtAt) };
@@ -92,12 +111,27 @@ function build(entryPath, name) {
   return pathToFileURL(bundle);
 }
 
+const loadEsbuild = () => createRequire(import.meta.url)("esbuild");
+
+function build(entryPath, name) {
+  // A source modified since the build began may be in the bundle in either version: it is stamped
+  // "unstable", so the next start rebuilds rather than trusting the bundle.
+  const builtAt = Date.now() - 1;
+  return keep(loadEsbuild().buildSync(buildOptions(entryPath, name)), name, builtAt);
+}
+
+async function buildWithMeta(entryPath, name) {
+  const builtAt = Date.now() - 1;
+  return keep(await loadEsbuild().build({ ...buildOptions(entryPath, name), plugins: [ownImportMetaUrl] }), name, builtAt);
+}
+
 /** One cache slot per entry file: apps/idp/node.ts -> apps-idp-node. */
 const slotName = (entryPath) => relative(ROOT, entryPath).replace(/\.ts$/, "").replace(/[^A-Za-z0-9_.-]+/g, "-");
 
 /** Makes the next `bundledEntry(entry)` build again, as after an edit (benchmarks of a cold start). */
 export function forgetBundledEntry(entry) {
-  rmSync(resolve(CACHE, `${slotName(fileURLToPath(entry))}.json`), { force: true });
+  const name = slotName(fileURLToPath(entry));
+  for (const slot of [name, `${name}.main`]) rmSync(resolve(CACHE, `${slot}.json`), { force: true });
 }
 
 /**
@@ -111,6 +145,22 @@ export function bundledEntry(entry) {
   try {
     const known = cached(name);
     return known ? (known.bundle ?? undefined) : build(entryPath, name);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The same for a process entry (node-run.mjs), which can wait for esbuild's asynchronous build:
+ * there each source keeps its own `import.meta.url`, so only other `import.meta` uses refuse it.
+ * Its cache slot is apart from `bundledEntry`'s (thread entries are built synchronously).
+ */
+export async function bundledProcessEntry(entry) {
+  const entryPath = fileURLToPath(entry);
+  const name = `${slotName(entryPath)}.main`;
+  try {
+    const known = cached(name);
+    return known ? (known.bundle ?? undefined) : await buildWithMeta(entryPath, name);
   } catch {
     return undefined;
   }

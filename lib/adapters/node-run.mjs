@@ -4,7 +4,7 @@
 // ~170 ms rather than ~390 ms through tsx (docs/benchmarks.md).
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { bundledEntry } from "./node-bundle.mjs";
+import { bundledProcessEntry } from "./node-bundle.mjs";
 
 process.argv.splice(1, 1);
 if (!process.argv[1]?.endsWith(".ts")) {
@@ -12,7 +12,7 @@ if (!process.argv[1]?.endsWith(".ts")) {
   process.exit(2);
 }
 const entry = pathToFileURL(resolve(process.argv[1]));
-const bundle = bundledEntry(entry);
+const bundle = await bundledProcessEntry(entry);
 if (bundle) {
   // Stack traces name the TypeScript sources (the bundle carries an inline source map).
   process.setSourceMapsEnabled(true);
