@@ -1,0 +1,76 @@
+/** The routes command line as a user runs it: the plan table, bad input, and dev mode's reload. */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { startService, type RunningService } from "../../test/runtimes/service.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+function routesCli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) =>
+    execFile(process.execPath, ["lib/adapters/node-run.mjs", "apps/routes/node.ts", ...args], { cwd: ROOT, timeout: 30_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
+}
+
+describe("routes routes", () => {
+  it("prints the plan table, so a reviewer sees at a glance what is public", async () => {
+    const { code, stdout } = await routesCli("routes", "--script", "test/contract/fixtures/routes/app.js");
+    expect(code).toBe(0);
+    const lines = stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^METHOD\s+PATTERN\s+ACCESS\s+RESOURCES\s+CSRF\s+ACTION\s+AUDIT\s+AT$/);
+    expect(lines[1]).toMatch(/^STATIC\s+\/static\s+static\s+-\s+-\s+-\s+-\s+\/app\.js:9:\d+$/);
+    expect(lines).toContainEqual(expect.stringMatching(/^GET\s+\/me\s+auth\s+-\s+-\s+notes:read\s+me\.read\s+\/app\.js:\d+:\d+$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^GET\s+\/docs\/:id\s+auth\s+doc\s+-\s+notes:read\s+-/));
+    expect(lines).toContainEqual(expect.stringMatching(/^GET\s+\/\s+public\s+/));
+  });
+
+  it("prints JSON with --json", async () => {
+    const { stdout } = await routesCli("routes", "--script", "test/contract/fixtures/routes/app.js", "--json");
+    const rows = JSON.parse(stdout) as { method?: string; pattern: string; access: string; action?: string; audit?: string }[];
+    expect(rows.find((r) => r.pattern === "/me")).toMatchObject({ method: "GET", access: "auth", action: "notes:read", audit: "me.read" });
+    expect(rows.filter((r) => r.access === "public")).toHaveLength(12);
+  });
+
+  it("exits 2 with one line for a missing script, a bad flag, or a script that does not load", async () => {
+    expect(await routesCli("routes")).toMatchObject({ code: 2, stderr: "routes: --script FILE is needed (or ROUTES_SCRIPT)\n" });
+    expect(await routesCli("serve", "--script", "x.js", "--threads", "many")).toMatchObject({ code: 2, stderr: expect.stringContaining("threads") });
+    const dir = await mkdtemp(join(tmpdir(), "routes-cli-"));
+    await writeFile(join(dir, "app.js"), `require("httpmod").app().get("/x", () => 1);`);
+    const bad = await routesCli("routes", "--script", join(dir, "app.js"));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("app.get(pattern, handler) was removed");
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe("routes serve --dev", () => {
+  let dir: string;
+  let service: RunningService | undefined;
+  afterAll(async () => {
+    await service?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("reloads the script when it changes; a broken edit keeps the old routes and shows its error", async () => {
+    dir = await mkdtemp(join(tmpdir(), "routes-dev-"));
+    const script = join(dir, "app.js");
+    await writeFile(script, `const app = require("httpmod").app(); app.get("/").public().handle(() => "v1");`);
+    service = await startService("routes", { args: ["--script", script, "--dev", "--threads", "1"], env: { ROUTES_ISSUER: "" } }, "node");
+    const text = async (path: string) => (await fetch(service!.baseUrl + path)).text();
+    expect(await text("/")).toBe("v1");
+    await writeFile(script, `const app = require("httpmod").app(); app.get("/").public().handle(() => "v2"); app.get("/new").public().handle(() => "new");`);
+    expect(await text("/")).toBe("v2");
+    expect(await text("/new")).toBe("new");
+    await writeFile(script, `const app = require("httpmod").app(); app.get("/").public().handle(() => "v3") oops`);
+    expect(await text("/")).toBe("v2");
+    const page = await text("/_routes");
+    expect(page).toContain('id="load-error"');
+    expect(page).toContain("SyntaxError");
+    expect(service.output()).toContain("script failed to load, keeping the previous routes");
+  });
+});
