@@ -21,18 +21,17 @@
  * The script re-runs itself as `tsx bench/idp.bench.ts peer <port> <keys-file>` to host oidc-provider,
  * and as `... plain-hono <port> <bodies-file>` to host the floor.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createServer as createHttpServer } from "node:http";
 import { tmpdir, cpus } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { generateSigningKeySet } from "../apps/idp/cli.ts";
 import { forgetBundledEntry } from "../lib/adapters/node-bundle.mjs";
 import { freePort } from "../test/runtimes/service.ts";
+import { cannon, fiveAfterWarmUp, fmt, importUntyped, median, spawnNode, stopper, track, waitForHealth, ROOT, type CannonResult, type Child, type Target } from "./harness.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const RSS_FLOWS = Number(process.env.BENCH_RSS_FLOWS ?? 100_000);
@@ -41,9 +40,6 @@ const CLIENT = "web-app";
 const SECRET = "web-app-secret";
 const REDIRECT_URI = "http://127.0.0.1:3000/callback";
 const BASIC = "Basic " + Buffer.from(`${CLIENT}:${SECRET}`).toString("base64");
-
-// Untyped packages: imported by a computed name so TypeScript treats them as `any`.
-const importUntyped = (name: string): Promise<any> => import(name);
 
 // ---------------------------------------------------------------------------------------------
 // The peer: panva's oidc-provider with one client_credentials client and our signing keys.
@@ -79,60 +75,6 @@ async function runPlainHono(port: number, bodiesFile: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Child processes
 
-interface Child {
-  proc: ChildProcess;
-  url: string;
-  stop(): Promise<void>;
-}
-
-async function waitForHealth(url: string, proc: ChildProcess, pollMs = 5, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`process exited with ${proc.exitCode}`);
-    try {
-      const res = await fetch(url);
-      await res.arrayBuffer();
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
-  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
-}
-
-/** Every server this run started, so a failing run does not leave one behind. */
-const children = new Set<ChildProcess>();
-process.once("exit", () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-});
-
-function track(proc: ChildProcess): ChildProcess {
-  children.add(proc);
-  proc.once("exit", () => children.delete(proc));
-  return proc;
-}
-
-function spawnNode(args: string[], env: Record<string, string>): ChildProcess {
-  const proc = track(spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] }));
-  let errors = "";
-  proc.stderr!.on("data", (d) => (errors = (errors + d).slice(-4000)));
-  proc.stdout!.resume();
-  proc.once("exit", (code, signal) => {
-    if (code && signal === null) process.stderr.write(`child ${args.join(" ")} exited ${code}: ${errors}\n`);
-  });
-  return proc;
-}
-
-function stopper(proc: ChildProcess): () => Promise<void> {
-  return () =>
-    new Promise((resolve) => {
-      if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
-      proc.once("exit", () => resolve());
-      proc.kill("SIGTERM");
-    });
-}
-
 /** Node arguments that start our provider as `npm run idp` does (a cached bundle, see node-run.mjs). */
 const OUR_ENTRY = ["lib/adapters/node-run.mjs", "apps/idp/node.ts"];
 
@@ -167,14 +109,6 @@ async function startPlainHono(ours: Child, dir: string): Promise<Child> {
 // ---------------------------------------------------------------------------------------------
 // autocannon
 
-interface Target {
-  name: string;
-  path: (base: string) => string;
-  method?: "GET" | "POST";
-  headers?: Record<string, string>;
-  body?: string;
-}
-
 const TARGETS: Target[] = [
   { name: "discovery", path: () => "/.well-known/openid-configuration" },
   { name: "jwks", path: () => "/jwks" },
@@ -186,43 +120,6 @@ const TARGETS: Target[] = [
     body: "grant_type=client_credentials&scope=api",
   },
 ];
-
-/** CPU time (user + system) a process has used so far, in ms (Linux: /proc/<pid>/stat, 100 ticks/s). */
-async function cpuMs(pid: number): Promise<number> {
-  const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-interface CannonResult {
-  rps: number;
-  non2xx: number;
-  errors: number;
-  p99: number;
-  /** The server's CPU time per request, in µs: its cost, whatever else the machine is doing. */
-  cpuUsPerRequest: number;
-}
-
-async function cannon(server: Child, target: Target, seconds: number): Promise<CannonResult> {
-  const base = server.url;
-  const { default: autocannon } = await importUntyped("autocannon");
-  const cpuBefore = await cpuMs(server.proc.pid!);
-  const result = await autocannon({
-    url: base + target.path(base),
-    connections: 50,
-    duration: seconds,
-    method: target.method ?? "GET",
-    headers: target.headers,
-    body: target.body,
-  });
-  const cpu = (await cpuMs(server.proc.pid!)) - cpuBefore;
-  return {
-    rps: result.requests.average,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    p99: result.latency.p99,
-    cpuUsPerRequest: (cpu * 1000) / Math.max(1, result.requests.total),
-  };
-}
 
 async function peerPaths(peer: Child): Promise<Record<string, string>> {
   const discovery = (await (await fetch(`${peer.url}/.well-known/openid-configuration`)).json()) as { jwks_uri: string; token_endpoint: string };
@@ -322,14 +219,6 @@ async function timeToExit(args: string[]): Promise<number> {
   return performance.now() - t0;
 }
 
-/** Five measurements after one discarded run (which fills caches: tsx's, Deno's, the OS's). */
-async function fiveAfterWarmUp(measure: () => Promise<number>): Promise<number[]> {
-  await measure();
-  const times: number[] = [];
-  for (let i = 0; i < 5; i++) times.push(await measure());
-  return times;
-}
-
 /** Milliseconds from spawn to the first 200 from /healthz (polled every 2 ms). */
 async function timeToHealthy(launcher: Launcher): Promise<number> {
   const port = await freePort();
@@ -385,9 +274,6 @@ async function rssAfterFlows(launcher: Launcher, keys: string) {
     await stopper(proc)();
   }
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main(): Promise<void> {
   const keySet = await generateSigningKeySet();
