@@ -42,8 +42,8 @@ export interface PoolThread<S> {
 }
 
 export interface ThreadPoolOptions<Init, S> {
-  /** Threads in the pool (at least 1). */
-  size: number;
+  /** Threads in the pool (at least 1); a function lets the owner grow it later (read at each pick). */
+  size: number | (() => number);
   /** The first message of every thread, made when it is spawned. */
   init: () => Init;
   newState: () => S;
@@ -82,7 +82,7 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
   spawn: SpawnThread<PoolMessage<Init, Req>, PoolReply<Res, Ev>>,
   options: ThreadPoolOptions<Init, S>,
 ): ThreadPool<Req, Res, Ev, S> {
-  const size = Math.max(1, options.size);
+  const size = typeof options.size === "function" ? options.size : () => options.size as number;
   const threads: Thread<Req, Res, Ev, S>[] = [];
   let nextId = 1;
   let shuttingDown = false;
@@ -146,7 +146,7 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
 
   return {
     pick(better) {
-      while (threads.length < size) start();
+      while (threads.length < Math.max(1, size())) start();
       return threads.reduce((a, b) => (better(b, a) ? b : a));
     },
     call(t, req, timeoutMs, onEvent) {

@@ -13,7 +13,6 @@
  * and only the handler crosses into a sandbox. A service the route needs that is not configured
  * gives 500: the host fails closed. Audit events go to the sink for routes that declare `.audit`.
  */
-import { parseSigned, serializeSigned } from "hono/utils/cookie";
 import { TrieRouter } from "hono/router/trie-router";
 import { errorEnvelope } from "../../lib/http/errors.ts";
 import { chooseRequestId, REQUEST_ID_HEADER } from "../../lib/http/request-id.ts";
@@ -33,10 +32,10 @@ import {
   type AuditEvent,
   type AuditOutcome,
   type AuthServices,
-  type HostSession,
   type PipelineRequest,
   type ResourceRef,
 } from "./services.ts";
+import { sessionCookies } from "./session.ts";
 import { serveStatic, type StaticDirectory } from "./static.ts";
 
 export interface RouteHostOptions {
@@ -101,6 +100,8 @@ export interface RouteHost {
   loadScript(bundle: ScriptBundle): Promise<void>;
   /** The last load's error, or undefined after a successful load. */
   readonly loadError: string | undefined;
+  /** Resolves when every handler thread has the current script (see ScriptRuntime.ready). */
+  ready(): Promise<void>;
   registerPlanned(plan: RoutePlanInput, handler: HostHandler): void;
   registerRaw(method: string, pattern: string, handler: RawHandler): void;
   routes(): RouteInfo[];
@@ -157,8 +158,11 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
   const auth = options.auth ?? {};
   const now = options.now ?? (() => new Date());
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
-  const cookieName = options.session?.cookieName ?? DEFAULT_COOKIE;
-  const sessionSecret = options.session?.secret ?? randomToken() + randomToken();
+  const sessions = sessionCookies({
+    secret: options.session?.secret ?? randomToken() + randomToken(),
+    cookieName: options.session?.cookieName ?? DEFAULT_COOKIE,
+    secure: options.session?.secure ?? false,
+  });
   const log = options.logger;
 
   // Tokens a script's natives hand out; only the host knows what they stand for.
@@ -263,25 +267,14 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     return errorResponse(500, "INTERNAL", dev ? message : "internal error");
   }
 
-  // ---- the host session ------------------------------------------------------------------------
-
-  async function session(cookieHeader: string | null): Promise<{ session: HostSession; setCookie?: string }> {
-    if (cookieHeader) {
-      const signed = await parseSigned(cookieHeader, sessionSecret, cookieName);
-      const id = signed[cookieName];
-      if (typeof id === "string" && id !== "") return { session: { id, isNew: false, cookieName } };
-    }
-    const id = crypto.randomUUID();
-    const setCookie = await serializeSigned(cookieName, id, sessionSecret, { path: "/", httpOnly: true, sameSite: "Lax", secure: options.session?.secure ?? false });
-    return { session: { id, isNew: true, cookieName }, setCookie };
-  }
-
   // ---- the pipeline ------------------------------------------------------------------------------
 
   async function planned(request: Request, url: URL, entry: RouteEntry, params: Record<string, string>, requestId: string, ip: string): Promise<Response> {
     const plan = entry.plan!;
     const cookies = cookieMap(request.headers);
-    const { session: hostSession, setCookie } = await session(request.headers.get("cookie"));
+    const hostSession = await sessions.read(cookies, request.headers.get("cookie"));
+    /** A new session gets its cookie only if something used it (session.ts). */
+    let sessionUsed = false;
     let actor: Actor | null = null;
     let resources: Record<string, ResourceRef | null> = {};
     let allowed = false;
@@ -378,8 +371,14 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
       audit("allowed");
 
       // 6. The handler.
-      const csrfToken = auth.csrf?.token ? await auth.csrf.token(hostSession) : undefined;
-      response = await runHandler(entry, { planned: true, request, script: parsed, actor, resources, plan, csrfToken, requestId });
+      let csrfToken: string | undefined;
+      if (auth.csrf?.token) {
+        csrfToken = await auth.csrf.token(hostSession);
+        sessionUsed = true;
+      }
+      const ran = await runHandler(entry, { planned: true, request, script: parsed, actor, resources, plan, csrfToken, requestId });
+      response = ran.response;
+      sessionUsed ||= ran.sessionUsed;
     } catch (err) {
       if (err instanceof HostReply) {
         if (err.status === 500) log?.error("route refused", { request_id: requestId, route: plan.name, error: err.message });
@@ -389,15 +388,11 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
         response = internal(err instanceof Error ? err.message : String(err), requestId, { route: plan.name });
       }
       if (allowed) audit("failed", { statusCode: response.status, reason: "handler_error" });
-      return withCookie(response, setCookie);
+      return response;
     }
     if (response.status >= 500) audit("failed", { statusCode: response.status, reason: "handler_error" });
     else audit("completed", { statusCode: response.status });
-    return withCookie(response, setCookie);
-  }
-
-  function withCookie(response: Response, setCookie: string | undefined): Response {
-    if (setCookie) response.headers.append("set-cookie", setCookie);
+    if (sessionUsed && hostSession.isNew) response.headers.append("set-cookie", await sessions.issue(hostSession));
     return response;
   }
 
@@ -412,12 +407,18 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     requestId: string;
   }
 
-  async function runHandler(entry: RouteEntry, call: HandlerCall): Promise<Response> {
+  async function runHandler(entry: RouteEntry, call: HandlerCall): Promise<{ response: Response; sessionUsed: boolean }> {
     const { target } = entry;
     if (target.kind === "host") {
       const resources = call.resources;
-      return target.handler({
-        request: call.script,
+      let sessionUsed = false;
+      const session = call.script.session;
+      const request = Object.defineProperty({ ...call.script }, "session", {
+        get: () => ((sessionUsed = true), session),
+        enumerable: true,
+      });
+      const response = await target.handler({
+        request,
         raw: call.request,
         actor: call.actor,
         body: call.script.body,
@@ -428,6 +429,7 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
         routeName: call.plan.name,
         csrfToken: call.csrfToken,
       });
+      return { response, sessionUsed };
     }
     if (target.kind !== "script") throw new Error("not a script route");
     if (!runtime) throw new HostReply(500, "NO_RUNTIME", "no script runtime is configured");
@@ -443,14 +445,14 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     for (const line of outcome.console) log?.info("script console", { request_id: call.requestId, route: call.plan.name, level: line.level, text: line.text });
     if (!outcome.ok) {
       log?.error("handler failed", { request_id: call.requestId, route: call.plan.name, failure: outcome.failure, error: outcome.message, stack: outcome.stack, at: target.at });
-      return errorResponse(500, "HANDLER_FAILED", dev ? outcome.message : "internal error");
+      return { response: errorResponse(500, "HANDLER_FAILED", dev ? outcome.message : "internal error"), sessionUsed: false };
     }
     try {
-      return await toWebResponse(outcome.response, call.request.method, options.renderer);
+      return { response: await toWebResponse(outcome.response, call.request.method, options.renderer), sessionUsed: outcome.response.sessionUsed === true };
     } catch (err) {
       if (err instanceof ResponseRuleError) {
         log?.error("handler response refused", { request_id: call.requestId, route: call.plan.name, error: err.message, at: target.at });
-        return errorResponse(500, "HANDLER_FAILED", dev ? err.message : "internal error");
+        return { response: errorResponse(500, "HANDLER_FAILED", dev ? err.message : "internal error"), sessionUsed: false };
       }
       throw err;
     }
@@ -507,6 +509,7 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     get loadError() {
       return loadError;
     },
+    ready: () => runtime?.ready() ?? Promise.resolve(),
     registerPlanned(input, handler) {
       const plan = compileRoutePlan(input);
       hostRoutes.push({ plan, method: plan.method, pattern: plan.parsed, rawPattern: plan.pattern, target: { kind: "host", handler } });

@@ -61,7 +61,8 @@ const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
 
 /** Reads the body (at most `maxBytes`) and parses it by content type. */
 export async function readBody(request: Request, maxBytes: number): Promise<{ body: HostValue; rawBody: string }> {
-  if (request.body === null || request.method === "GET" || request.method === "HEAD") return { body: null, rawBody: "" };
+  // The method first: on @hono/node-server, touching `body` builds a full Request (costly).
+  if (request.method === "GET" || request.method === "HEAD" || request.body === null) return { body: null, rawBody: "" };
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) throw new RequestBodyError("BODY_TOO_LARGE", `the request body is larger than ${maxBytes} bytes`);
   const bytes = new Uint8Array(await request.arrayBuffer());

@@ -30,10 +30,15 @@ export function checkHeader(name: string, value: string): void {
 
 export async function toWebResponse(r: ScriptResponse, method: string, renderer: Renderer | undefined): Promise<Response> {
   if (!Number.isInteger(r.status) || r.status < 200 || r.status > 599) throw new ResponseRuleError(`status ${r.status} is not an HTTP status from 200 to 599`);
-  const headers = new Headers();
+  // A plain record where it can be (no repeated name): @hono/node-server writes that out as it is,
+  // where a Headers object costs it a copy (bench/routes.bench.ts).
+  let headers: Record<string, string> | Headers = {};
   for (const [name, value] of r.headers) {
     checkHeader(name, value);
-    headers.append(name, value);
+    const key = name.toLowerCase();
+    if (headers instanceof Headers) headers.append(key, value);
+    else if (key in headers) headers = new Headers([...Object.entries(headers), [key, value]]);
+    else headers[key] = value;
   }
   let body: BodyInit | null = (r.bytes as Uint8Array<ArrayBuffer> | undefined) ?? r.body;
   if (r.render) {

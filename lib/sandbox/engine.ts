@@ -5,16 +5,12 @@
  * On workerd WebAssembly cannot be compiled from bytes, so the worker imports the variant's
  * `.wasm` file as a module (CompiledWasm rule) and passes it as `wasmModule`.
  */
-import {
-  newQuickJSWASMModuleFromVariant,
-  type CustomizeVariantOptions,
-  newVariant,
-  type QuickJSRuntime,
-  type QuickJSWASMModule,
-  type RuntimeOptions,
-} from "quickjs-emscripten-core";
-import RELEASE_SYNC from "@jitl/quickjs-wasmfile-release-sync";
+import type { CustomizeVariantOptions, QuickJSRuntime, QuickJSWASMModule, RuntimeOptions } from "quickjs-emscripten-core";
 import { SandboxEngineLoadError } from "./errors.ts";
+
+/** The packages load with the engine, not with this module: a process that only passes work to
+ * sandbox threads never pays for them (the route host's and session service's start). */
+const packages = () => Promise.all([import("quickjs-emscripten-core"), import("@jitl/quickjs-wasmfile-release-sync")]);
 
 /** What a sandbox needs from an engine: a way to make runtimes. `QuickJSWASMModule` and the
  * leak-checking `TestQuickJSWASMModule` both fit. */
@@ -54,7 +50,8 @@ export function loadQuickJS(options: LoadQuickJSOptions = {}): Promise<QuickJSWA
   const heapKey = maxHeapMb ?? 0;
   let p = byHeap.get(heapKey);
   if (!p) {
-    p = load(() => {
+    p = load(async () => {
+      const [{ newQuickJSWASMModuleFromVariant, newVariant }, { default: RELEASE_SYNC }] = await packages();
       if (!wasmModule && maxHeapMb === undefined) return newQuickJSWASMModuleFromVariant(RELEASE_SYNC);
       const custom: CustomizeVariantOptions = {};
       if (wasmModule) custom.wasmModule = wasmModule;

@@ -14,7 +14,7 @@
  * No credentials: null (the pipeline answers 401 where they are required). Present but invalid:
  * `AuthenticationError`, 401 with a `WWW-Authenticate` challenge.
  */
-import { calculateJwkThumbprint, createRemoteJWKSet, customFetch, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWTPayload } from "jose";
+import type { JWTPayload } from "jose";
 import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../services.ts";
 
 export interface BearerAuthenticatorOptions {
@@ -36,9 +36,13 @@ export interface BearerAuthenticatorOptions {
   realm?: string;
 }
 
+/** jose loads with the first token, not with the host (the largest import: start-up time). */
+let joseModule: Promise<typeof import("jose")> | undefined;
+const loadJose = () => (joseModule ??= import("jose"));
+
 interface Discovery {
   issuer: string;
-  jwks: ReturnType<typeof createRemoteJWKSet>;
+  jwks: ReturnType<typeof import("jose").createRemoteJWKSet>;
   introspectionEndpoint?: string;
 }
 
@@ -78,6 +82,9 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
   const issuer = options.issuer.replace(/\/+$/, "");
   let discovery: Promise<Discovery> | undefined;
   const introspected = new Map<string, { claims: Record<string, unknown> | null; until: number }>();
+  /** Verified JWTs until they expire: a JWT's validity is in itself, so checking it once is enough
+   * (a signature check is most of a planned route's cost, bench/routes.bench.ts). */
+  const verifiedJwts = new Map<string, { claims: Record<string, unknown>; until: number }>();
   const seenProofs = new Map<string, number>();
 
   function discover(): Promise<Discovery> {
@@ -85,6 +92,7 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
       const res = await doFetch(`${issuer}/.well-known/openid-configuration`, { headers: { accept: "application/json" } });
       if (!res.ok) throw new Error(`discovery at ${issuer} answered ${res.status}`);
       const doc = (await res.json()) as { issuer?: string; jwks_uri?: string; introspection_endpoint?: string };
+      const { createRemoteJWKSet, customFetch } = await loadJose();
       if (!doc.jwks_uri) throw new Error(`discovery at ${issuer} names no jwks_uri`);
       return {
         issuer: doc.issuer ?? issuer,
@@ -98,6 +106,9 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
   }
 
   async function verifyJwt(token: string, d: Discovery): Promise<Record<string, unknown>> {
+    const known = verifiedJwts.get(token);
+    if (known && known.until > now()) return known.claims;
+    const { jwtVerify } = await loadJose();
     try {
       const { payload } = await jwtVerify(token, d.jwks, {
         issuer: d.issuer,
@@ -105,6 +116,10 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
         currentDate: new Date(now()),
         clockTolerance: 5,
       });
+      if (typeof payload.exp === "number") {
+        if (verifiedJwts.size >= 10_000) verifiedJwts.clear();
+        verifiedJwts.set(token, { claims: payload as Record<string, unknown>, until: payload.exp * 1000 });
+      }
       return payload as Record<string, unknown>;
     } catch (err) {
       const code = (err as { code?: string }).code ?? "";
@@ -143,6 +158,7 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
   async function checkProof(req: PipelineRequest, token: string, jkt: string): Promise<void> {
     const proof = req.request.headers.get("dpop");
     if (!proof) throw new AuthenticationError("invalid_dpop_proof", "a DPoP-bound token needs a DPoP proof");
+    const { jwtVerify, EmbeddedJWK, calculateJwkThumbprint } = await loadJose();
     let payload: JWTPayload;
     let jwk;
     try {
@@ -175,6 +191,7 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
       const scheme = m[1]!.toLowerCase() === "dpop" ? "DPoP" : "Bearer";
       const token = m[2]!;
       const d = await discover();
+      const { decodeProtectedHeader } = await loadJose();
       let isJwt = false;
       if (JWT_SHAPE.test(token)) {
         try {

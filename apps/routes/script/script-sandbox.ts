@@ -49,6 +49,8 @@ export interface ScriptResponse {
   bytes?: Uint8Array;
   /** `res.html(value)` with a non-string value: the host's renderer makes the body. */
   render?: { value: HostValue };
+  /** The handler read `request.session` (a new session then gets its cookie). */
+  sessionUsed?: boolean;
 }
 
 export interface ConsoleLine {
@@ -142,9 +144,21 @@ function prefixList(value: HostValue): string[] {
   return value.map((p) => normalizePrefix(p, "excluded prefix"));
 }
 
+/** The response httpmod's dispatcher produced (JSON made by QuickJS from its own state). */
+function responseFrom(text: string, bytes: Uint8Array | undefined): ScriptResponse {
+  const d = JSON.parse(text) as { status: number; headers: [string, string][]; body: string | null; bytes: boolean; render?: HostValue; hasRender: boolean; sessionUsed: boolean };
+  const response: ScriptResponse = { status: d.status, headers: d.headers.map(([n, v]) => [String(n), String(v)]), body: typeof d.body === "string" ? d.body : null };
+  if (d.bytes && bytes) response.bytes = bytes;
+  if (d.hasRender) response.render = { value: d.render ?? null };
+  if (d.sessionUsed) response.sessionUsed = true;
+  return response;
+}
+
 export interface ScriptSandbox {
   readonly registrations: Registration[];
-  dispatch(handler: number, input: DispatchInput): Promise<DispatchOutcome>;
+  /** Calls handler `handler` with a DispatchInput as JSON (made once by the runtime, so a thread
+   * gets a string rather than an object to copy). */
+  dispatch(handler: number, inputJson: string): Promise<DispatchOutcome>;
   /** The sandbox cannot be used any more (replace it). */
   readonly broken: boolean;
   dispose(): void;
@@ -156,7 +170,6 @@ export async function loadScriptSandbox(engine: SandboxEngine, bundle: ScriptBun
   const mountTokens = new Set(Object.values(natives.mountables).flatMap((m) => Object.values(m)));
   const assetTokens = new Set(Object.values(natives.assets));
   let loading = true;
-  let captured: ScriptResponse | undefined;
   let bytes: Uint8Array | undefined;
   const duringLoad = (call: string) => {
     if (!loading) throw new Error(`${call} is only possible while the script loads, not from a handler`);
@@ -217,14 +230,6 @@ export async function loadScriptSandbox(engine: SandboxEngine, bundle: ScriptBun
           at: String(d.at),
         });
       },
-      respond(k, data) {
-        owner(k);
-        const d = data as Record<string, HostValue>;
-        const headers = (Array.isArray(d.headers) ? d.headers : []).map((h) => [String((h as HostValue[])[0]), String((h as HostValue[])[1])] as [string, string]);
-        captured = { status: Number(d.status), headers, body: typeof d.body === "string" ? d.body : null };
-        if (d.bytes === true && bytes) captured.bytes = bytes;
-        if (d.hasRender === true) captured.render = { value: d.render ?? null };
-      },
       bytes(k, data) {
         owner(k);
         if (!(data instanceof Uint8Array)) throw new TypeError("res.send: bytes expected");
@@ -260,14 +265,13 @@ export async function loadScriptSandbox(engine: SandboxEngine, bundle: ScriptBun
     get broken() {
       return broken;
     },
-    async dispatch(handler, input) {
-      captured = undefined;
+    async dispatch(handler, inputJson) {
       bytes = undefined;
       consoleLines.length = 0;
       const fail = (failure: "error" | "timeout" | "memory" | "broken", message: string, stack?: string): DispatchOutcome => ({ ok: false, failure, message, stack, console: [...consoleLines] });
       let r;
       try {
-        r = await sandbox.call(DISPATCH_GLOBAL, [handler, input as unknown as HostValue], { sources, onEvent });
+        r = await sandbox.call(DISPATCH_GLOBAL, [handler, inputJson], { sources, onEvent });
       } catch (err) {
         if (err instanceof SandboxBrokenError) {
           broken = true;
@@ -275,8 +279,10 @@ export async function loadScriptSandbox(engine: SandboxEngine, bundle: ScriptBun
         }
         throw err;
       }
-      if (r.status === "ok" && captured) return { ok: true, response: captured, console: [...consoleLines] };
-      if (r.status === "ok") return fail("error", "the handler finished without a response");
+      if (r.status === "ok") {
+        if (r.value?.type !== "string" || typeof r.value.json !== "string") return fail("error", "the handler finished without a response");
+        return { ok: true, response: responseFrom(r.value.json, bytes), console: [...consoleLines] };
+      }
       if (r.limit === "memory") {
         broken = true; // retained garbage may keep it near the limit: start afresh
         return fail("memory", `the handler ran out of memory (limit ${limits.memMb} MiB)`);

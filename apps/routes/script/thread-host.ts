@@ -6,7 +6,7 @@
 import { loadQuickJS, type SandboxEngine } from "../../../lib/sandbox/index.ts";
 import { serveThreadCalls } from "../../../lib/thread-pool.ts";
 import type { ThreadEndpoint } from "../../../lib/threads.ts";
-import type { FromScriptThread, ScriptThreadInit, ToScriptThread } from "./runtime.ts";
+import type { FromScriptThread, ScriptCall, ScriptCallResult, ScriptThreadInit, ToScriptThread } from "./runtime.ts";
 import { loadScriptSandbox, type ScriptBundle, type ScriptSandbox } from "./script-sandbox.ts";
 
 export function serveScriptThread(endpoint: ThreadEndpoint<ToScriptThread, FromScriptThread>): void {
@@ -14,12 +14,21 @@ export function serveScriptThread(endpoint: ThreadEndpoint<ToScriptThread, FromS
   let init: ScriptThreadInit;
   let bundle: ScriptBundle | undefined;
   let sandbox: ScriptSandbox | undefined;
+  let queue: Promise<unknown> = Promise.resolve();
   serveThreadCalls(endpoint, {
     async init(message) {
       init = message;
       engine = await loadQuickJS({ maxHeapMb: init.maxHeapMb });
     },
-    async handle(call) {
+    handle(call) {
+      // One call at a time: the host may post the next before this one is answered.
+      const turn = queue.then(() => work(call));
+      queue = turn.catch(() => {});
+      return turn;
+    },
+  });
+
+  async function work(call: ScriptCall): Promise<ScriptCallResult> {
       if (call.op === "load") {
         const fresh = await loadScriptSandbox(engine, call.bundle, init.natives, init.limits);
         sandbox?.dispose();
@@ -35,6 +44,5 @@ export function serveScriptThread(endpoint: ThreadEndpoint<ToScriptThread, FromS
         sandbox = await loadScriptSandbox(engine, bundle, init.natives, init.limits);
       }
       return outcome;
-    },
-  });
+  }
 }

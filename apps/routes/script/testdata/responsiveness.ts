@@ -13,6 +13,7 @@ app.get("/hang").public().handle(() => "x".repeat(1e8).indexOf("y"));`;
 export async function responsiveness(spawn: SpawnScriptThread) {
   const host = createRouteHost({ dev: true, runtime: (natives) => threadScriptRuntime(spawn, { natives, limits: { cpuMs: 5000, wallMs: 2500, memMb: 256 }, threads: 2, graceMs: 300 }) });
   await host.loadScript({ entry: "/app.js", files: { "/app.js": SCRIPT } });
+  await host.ready();
   const get = async (path: string) => {
     const res = await host.fetch(new Request(`http://host.test${path}`));
     return { status: res.status, text: await res.text() };

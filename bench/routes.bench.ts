@@ -1,0 +1,183 @@
+/**
+ * Route host benchmark: `npm run bench:routes` (= `tsx bench/routes.bench.ts`).
+ *
+ * 1. Requests per second (autocannon, 50 connections, 1 s warm-up then BENCH_SECONDS, BENCH_ROUNDS
+ *    alternating rounds) of:
+ *    - a public script route (`app.get("/hello").public().handle(() => "hello")`), served as
+ *      `npm run routes -- serve` serves it (2 handler threads);
+ *    - a planned route: bearer JWT from our identity provider (verified with jose against its JWKS),
+ *      a resource resolved from memory, the scope authorizer, an audit event per outcome;
+ *    - plain Hono on @hono/node-server returning the same body: the peer and the floor.
+ * 2. A handler that burns 5 ms of CPU, with 1 and 2 handler threads: throughput grows with threads.
+ * 3. Cold start: time from spawning `node lib/adapters/node-run.mjs apps/routes/node.ts serve` (what
+ *    `npm run routes` runs) on a 50-route script to its first answer (median of 5 after a warm-up).
+ *
+ * The script re-runs itself as `... plain-hono <port>` and `... planned <port> <issuer> <script>`.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { startIdp } from "../apps/idp/testing.ts";
+import { freePort } from "../test/runtimes/service.ts";
+import { cannon, fiveAfterWarmUp, fmt, median, ROOT, spawnNode, stopper, track, waitForHealth, type CannonResult, type Child, type Target } from "./harness.ts";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUTES_ENTRY = ["lib/adapters/node-run.mjs", "apps/routes/node.ts"];
+
+const SCRIPT = `const httpmod = require("httpmod");
+const app = httpmod.app();
+app.get("/hello").public().handle(() => "hello");
+app.get("/notes/:id").auth(httpmod.user().required()).resource(httpmod.resource("note").idFromParam("id").mustExist()).allow("notes:read").audit("note.read")
+  .handle((ctx) => "hello");
+app.get("/burn").public().handle(() => { const end = Date.now() + 5; let x = 0; while (Date.now() < end) x++; return "burnt"; });
+`;
+
+/** The peer: plain Hono answering the same body. */
+async function runPlainHono(port: number): Promise<void> {
+  const { Hono } = await import("hono");
+  const { serve } = await import("@hono/node-server");
+  const app = new Hono();
+  app.get("/hello", (c) => c.text("hello"));
+  serve({ fetch: app.fetch, port, hostname: "127.0.0.1" });
+}
+
+/**
+ * The planned route needs a resource resolver, which the command line does not configure yet: the
+ * same host as `routes serve` builds, through its API, with a resolver over a Map.
+ */
+async function runPlanned(port: number, issuer: string, scriptPath: string): Promise<void> {
+  const { nodeRuntime } = await import("../lib/adapters/node.ts");
+  const { nodeThreadSpawner } = await import("../lib/adapters/node-threads.ts");
+  const { withRequestId } = await import("../lib/http/request-id.ts");
+  const { readFile } = await import("node:fs/promises");
+  const { createRouteHost } = await import("../apps/routes/host.ts");
+  const { createBearerAuthenticator } = await import("../apps/routes/auth/bearer.ts");
+  const { scopeAuthorizer } = await import("../apps/routes/auth/scope-authorizer.ts");
+  const { threadScriptRuntime } = await import("../apps/routes/script/runtime.ts");
+  const { DEFAULT_SCRIPT_LIMITS } = await import("../apps/routes/script/script-sandbox.ts");
+  let audited = 0;
+  const notes = new Map([["n1", { id: "n1", tenantId: "" }]]);
+  const host = createRouteHost({
+    auth: {
+      authenticator: createBearerAuthenticator({ issuer, audience: "bench" }),
+      authorizer: scopeAuthorizer(),
+      resources: { resolve: (q) => notes.get(q.id ?? "") ?? null },
+      audit: { record: () => void audited++ },
+    },
+    runtime: (natives) => threadScriptRuntime(nodeThreadSpawner(new URL("../apps/routes/node-thread.ts", import.meta.url)), { natives, limits: DEFAULT_SCRIPT_LIMITS, threads: 2 }),
+  });
+  await host.loadScript({ entry: "/app.js", files: { "/app.js": await readFile(scriptPath, "utf8") } });
+  const app = withRequestId({ fetch: (req: Request, env: object) => host.fetch(req, env) });
+  await nodeRuntime().serve((req, env) => app.fetch(req, env), { hostname: "127.0.0.1", port });
+}
+
+async function startChild(args: string[], health: string, env: Record<string, string> = {}): Promise<Child> {
+  const port = await freePort();
+  const proc = spawnNode([...args.map((a) => (a === "PORT" ? String(port) : a.replace("PORT", String(port))))], { LOG_LEVEL: "warn", ...env });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(url + health, proc);
+  return { proc, url, stop: stopper(proc) };
+}
+
+const routesServe = (script: string, threads: number) => startChild([...ROUTES_ENTRY, "serve", "--addr", "127.0.0.1:PORT", "--script", script, "--threads", String(threads), "--issuer", ""], "/hello");
+
+/** Alternating rounds of each server on one target; the medians. */
+async function rounds(servers: { name: string; child: Child; target: Target }[]): Promise<Map<string, CannonResult>> {
+  const seen = new Map<string, CannonResult[]>();
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const s of servers) {
+      await cannon(s.child, s.target, 1);
+      const result = await cannon(s.child, s.target, SECONDS);
+      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${s.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+      seen.set(s.name, [...(seen.get(s.name) ?? []), result]);
+    }
+  }
+  const out = new Map<string, CannonResult>();
+  for (const [name, results] of seen) {
+    const byRate = [...results].sort((a, b) => a.rps - b.rps);
+    out.set(name, byRate[Math.floor(byRate.length / 2)]!);
+  }
+  return out;
+}
+
+async function coldStart(dir: string): Promise<number[]> {
+  const lines = ['const httpmod = require("httpmod");', "const app = httpmod.app();"];
+  for (let i = 0; i < 50; i++) {
+    lines.push(i % 2 === 0 ? `app.get("/r${i}/:id").public().handle((ctx) => "route ${i} " + ctx.params.id);` : `app.post("/r${i}").auth(httpmod.user().required()).csrf().allow("r:${i}").audit("r${i}").handle(() => "ok");`);
+  }
+  const script = join(dir, "fifty.js");
+  await writeFile(script, lines.join("\n"));
+  return fiveAfterWarmUp(async () => {
+    const port = await freePort();
+    const t0 = performance.now();
+    const proc = track(spawn(process.execPath, [...ROUTES_ENTRY, "serve", "--addr", `127.0.0.1:${port}`, "--script", script], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn" }, stdio: "ignore" }));
+    await waitForHealth(`http://127.0.0.1:${port}/r0/x`, proc, 2);
+    const ms = performance.now() - t0;
+    await stopper(proc)();
+    return ms;
+  });
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "routes-bench-"));
+  const script = join(dir, "app.js");
+  await writeFile(script, SCRIPT);
+  console.log(`routes benchmark: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${process.version}, ${new Date().toISOString()}`);
+  const idp = await startIdp({ accessTokenFormat: "jwt", accessTokenAudience: "bench", clients: [{ client_id: "bench", client_secret: "bench-secret", redirect_uris: ["http://localhost/cb"] }] });
+  const tokenRes = await fetch(`${idp.url}/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "client_credentials", client_id: "bench", client_secret: "bench-secret", scope: "notes:read" }),
+  });
+  const { access_token } = (await tokenRes.json()) as { access_token: string };
+
+  const hono = await startChild(["--import", "tsx", "bench/routes.bench.ts", "plain-hono", "PORT"], "/hello");
+  const ours = await routesServe(script, 2);
+  const planned = await startChild(["--import", "tsx", "bench/routes.bench.ts", "planned", "PORT", idp.issuer, script], "/hello");
+  const hello: Target = { name: "hello", path: () => "/hello" };
+  const note: Target = { name: "planned", path: () => "/notes/n1", headers: { authorization: `Bearer ${access_token}` } };
+  const results = await rounds([
+    { name: "plain Hono", child: hono, target: hello },
+    { name: "public script route", child: ours, target: hello },
+    { name: "planned route", child: planned, target: note },
+  ]);
+  await Promise.all([hono.stop(), ours.stop(), planned.stop()]);
+
+  const burn: Target = { name: "burn", path: () => "/burn" };
+  const burnRates: [number, CannonResult][] = [];
+  for (const threads of [1, 2]) {
+    const child = await routesServe(script, threads);
+    burnRates.push([threads, (await rounds([{ name: `burn ${threads}`, child, target: burn }])).get(`burn ${threads}`)!]);
+    await child.stop();
+  }
+  const starts = await coldStart(dir);
+  await idp.stop();
+  await rm(dir, { recursive: true, force: true });
+
+  const floor = results.get("plain Hono")!;
+  const row = (name: string, r: CannonResult, ratio: string, notes: string) => `| ${name} | ${fmt(r.rps)} | ${ratio} | ${notes} |`;
+  const ratioOf = (r: CannonResult) => r.rps / floor.rps;
+  const cpu = (r: CannonResult) => `server CPU ${fmt(r.cpuUsPerRequest)} µs per request; p99 ${r.p99} ms`;
+  console.log("\n| measure | req/s | vs plain Hono | notes |\n|---|---|---|---|");
+  console.log(row("plain Hono, the same body (peer)", floor, "1.00x", cpu(floor)));
+  for (const name of ["public script route", "planned route"]) console.log(row(name, results.get(name)!, `${ratioOf(results.get(name)!).toFixed(2)}x`, cpu(results.get(name)!)));
+  for (const [threads, r] of burnRates) console.log(row(`5 ms CPU handler, ${threads} thread${threads > 1 ? "s" : ""}`, r, "-", `${(r.rps / burnRates[0]![1].rps).toFixed(2)}x one thread's rate; ${cpu(r)}`));
+  console.log(`| cold start, 50-route script, first answer | ${fmt(median(starts))} ms | - | median of 5: ${starts.map((s) => fmt(s)).join(", ")} ms |`);
+
+  const pub = ratioOf(results.get("public script route")!);
+  const plan = ratioOf(results.get("planned route")!);
+  const targets = [
+    [pub >= 0.5, `public script route >= 0.5x plain Hono (${pub.toFixed(2)}x)`],
+    [plan >= 0.35, `planned route >= 0.35x plain Hono (${plan.toFixed(2)}x)`],
+    [burnRates[1]![1].rps > burnRates[0]![1].rps * 1.3, "5 ms handler: 2 threads > 1.3x one thread"],
+    [median(starts) < 300, `cold start < 300 ms (${fmt(median(starts))} ms)`],
+  ] as const;
+  console.log(`\ntargets: ${targets.map(([ok, what]) => `${ok ? "met" : "MISSED"}: ${what}`).join("; ")}`);
+}
+
+const [mode, port, ...rest] = process.argv.slice(2);
+if (mode === "plain-hono") await runPlainHono(Number(port));
+else if (mode === "planned") await runPlanned(Number(port), rest[0]!, rest[1]!);
+else await main();
