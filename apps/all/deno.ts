@@ -1,7 +1,9 @@
 /** `deno task dev`: every service under Deno. */
 import { denoRuntime } from "../../lib/adapters/deno.ts";
 import { denoFileTree } from "../../lib/adapters/deno-files.ts";
+import { denoThreadSpawner } from "../../lib/adapters/deno-threads.ts";
 import { createDenoThreadRuntimes } from "../sessions/live/deno-threads.ts";
 import { startAll } from "./start.ts";
 
-await startAll(denoRuntime(), { files: denoFileTree(), threadRuntimes: createDenoThreadRuntimes });
+const files = denoFileTree();
+await startAll(denoRuntime(), { files, threadRuntimes: createDenoThreadRuntimes }, { files, spawnScriptThread: denoThreadSpawner(new URL("../routes/deno-thread.ts", import.meta.url)) });

@@ -1,7 +1,9 @@
 /** `npm start`: every service under Node. */
 import { nodeRuntime } from "../../lib/adapters/node.ts";
 import { nodeFileTree } from "../../lib/adapters/node-files.ts";
+import { nodeThreadSpawner } from "../../lib/adapters/node-threads.ts";
 import { createNodeThreadRuntimes } from "../sessions/live/node-threads.ts";
 import { startAll } from "./start.ts";
 
-await startAll(nodeRuntime(), { files: nodeFileTree(), threadRuntimes: createNodeThreadRuntimes });
+const files = nodeFileTree();
+await startAll(nodeRuntime(), { files, threadRuntimes: createNodeThreadRuntimes }, { files, spawnScriptThread: nodeThreadSpawner(new URL("../routes/node-thread.ts", import.meta.url)) });
