@@ -8,11 +8,15 @@
  *    - a planned route: bearer JWT from our identity provider (verified with jose against its JWKS),
  *      a resource resolved from memory, the scope authorizer, an audit event per outcome;
  *    - plain Hono on @hono/node-server returning the same body: the peer and the floor.
+ *    Two floors, to show where the time goes: plain Hono that passes each request to a worker
+ *    thread and back (what any thread pool costs), and plain Hono that answers through one call
+ *    into a QuickJS sandbox on its own thread (what one sandbox call costs).
  * 2. A handler that burns 5 ms of CPU, with 1 and 2 handler threads: throughput grows with threads.
  * 3. Cold start: time from spawning `node lib/adapters/node-run.mjs apps/routes/node.ts serve` (what
  *    `npm run routes` runs) on a 50-route script to its first answer (median of 5 after a warm-up).
  *
- * The script re-runs itself as `... plain-hono <port>` and `... planned <port> <issuer> <script>`.
+ * The script re-runs itself as `... plain-hono <port> [thread|quickjs]` and
+ * `... planned <port> <issuer> <script>`.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
@@ -34,12 +38,35 @@ app.get("/notes/:id").auth(httpmod.user().required()).resource(httpmod.resource(
 app.get("/burn").public().handle(() => { const end = Date.now() + 5; let x = 0; while (Date.now() < end) x++; return "burnt"; });
 `;
 
-/** The peer: plain Hono answering the same body. */
-async function runPlainHono(port: number): Promise<void> {
+/**
+ * The peer: plain Hono answering the same body; with `floor`, each answer first makes a round
+ * trip to a worker thread, or a call into a QuickJS sandbox.
+ */
+async function runPlainHono(port: number, floor?: string): Promise<void> {
   const { Hono } = await import("hono");
   const { serve } = await import("@hono/node-server");
   const app = new Hono();
-  app.get("/hello", (c) => c.text("hello"));
+  if (floor === "thread") {
+    const { Worker } = await import("node:worker_threads");
+    const worker = new Worker(`const { parentPort } = require("node:worker_threads"); parentPort.on("message", (m) => parentPort.postMessage({ id: m.id, body: "hello" }));`, { eval: true });
+    const waiting = new Map<number, (body: string) => void>();
+    worker.on("message", (m: { id: number; body: string }) => waiting.get(m.id)?.(m.body));
+    let next = 0;
+    app.get("/hello", async (c) => {
+      const id = next++;
+      const body = await new Promise<string>((resolve) => {
+        waiting.set(id, resolve);
+        worker.postMessage({ id, path: c.req.path });
+      });
+      waiting.delete(id);
+      return c.text(body);
+    });
+  } else if (floor === "quickjs") {
+    const { loadQuickJS, createSandbox } = await import("../lib/sandbox/index.ts");
+    const sandbox = createSandbox(await loadQuickJS());
+    await sandbox.evaluate("globalThis.hello = () => 'hello'", { mode: "script" });
+    app.get("/hello", async (c) => c.text(String((await sandbox.call("hello")).value?.json)));
+  } else app.get("/hello", (c) => c.text("hello"));
   serve({ fetch: app.fetch, port, hostname: "127.0.0.1" });
 }
 
@@ -134,16 +161,20 @@ async function main(): Promise<void> {
   const { access_token } = (await tokenRes.json()) as { access_token: string };
 
   const hono = await startChild(["--import", "tsx", "bench/routes.bench.ts", "plain-hono", "PORT"], "/hello");
+  const viaThread = await startChild(["--import", "tsx", "bench/routes.bench.ts", "plain-hono", "PORT", "thread"], "/hello");
+  const viaQuickJS = await startChild(["--import", "tsx", "bench/routes.bench.ts", "plain-hono", "PORT", "quickjs"], "/hello");
   const ours = await routesServe(script, 2);
   const planned = await startChild(["--import", "tsx", "bench/routes.bench.ts", "planned", "PORT", idp.issuer, script], "/hello");
   const hello: Target = { name: "hello", path: () => "/hello" };
   const note: Target = { name: "planned", path: () => "/notes/n1", headers: { authorization: `Bearer ${access_token}` } };
   const results = await rounds([
     { name: "plain Hono", child: hono, target: hello },
+    { name: "floor: plain Hono + a worker-thread round trip", child: viaThread, target: hello },
+    { name: "floor: plain Hono + one QuickJS call (same thread)", child: viaQuickJS, target: hello },
     { name: "public script route", child: ours, target: hello },
     { name: "planned route", child: planned, target: note },
   ]);
-  await Promise.all([hono.stop(), ours.stop(), planned.stop()]);
+  await Promise.all([hono.stop(), viaThread.stop(), viaQuickJS.stop(), ours.stop(), planned.stop()]);
 
   const burn: Target = { name: "burn", path: () => "/burn" };
   const burnRates: [number, CannonResult][] = [];
@@ -162,7 +193,7 @@ async function main(): Promise<void> {
   const cpu = (r: CannonResult) => `server CPU ${fmt(r.cpuUsPerRequest)} µs per request; p99 ${r.p99} ms`;
   console.log("\n| measure | req/s | vs plain Hono | notes |\n|---|---|---|---|");
   console.log(row("plain Hono, the same body (peer)", floor, "1.00x", cpu(floor)));
-  for (const name of ["public script route", "planned route"]) console.log(row(name, results.get(name)!, `${ratioOf(results.get(name)!).toFixed(2)}x`, cpu(results.get(name)!)));
+  for (const name of ["floor: plain Hono + a worker-thread round trip", "floor: plain Hono + one QuickJS call (same thread)", "public script route", "planned route"]) console.log(row(name, results.get(name)!, `${ratioOf(results.get(name)!).toFixed(2)}x`, cpu(results.get(name)!)));
   for (const [threads, r] of burnRates) console.log(row(`5 ms CPU handler, ${threads} thread${threads > 1 ? "s" : ""}`, r, "-", `${(r.rps / burnRates[0]![1].rps).toFixed(2)}x one thread's rate; ${cpu(r)}`));
   console.log(`| cold start, 50-route script, first answer | ${fmt(median(starts))} ms | - | median of 5: ${starts.map((s) => fmt(s)).join(", ")} ms |`);
 
@@ -178,6 +209,6 @@ async function main(): Promise<void> {
 }
 
 const [mode, port, ...rest] = process.argv.slice(2);
-if (mode === "plain-hono") await runPlainHono(Number(port));
+if (mode === "plain-hono") await runPlainHono(Number(port), rest[0]);
 else if (mode === "planned") await runPlanned(Number(port), rest[0]!, rest[1]!);
 else await main();
