@@ -45,3 +45,18 @@ describe("createLogger", () => {
     expect(errorFields("text")).toEqual({ error: "text" });
   });
 });
+
+describe("text lines", () => {
+  it("puts time, level, service and message first, then the fields as key=value", () => {
+    const lines: string[] = [];
+    const log = createLogger({ sink: (l) => lines.push(l), now: clock, fields: { service: "idp" }, format: "text" });
+    log.warn("slow request", { path: "/token", ms: 12.5, note: "two words", gone: undefined });
+    expect(lines).toEqual(['06:01:58.123 WARN  idp  slow request  path=/token ms=12.5 note="two words"']);
+  });
+
+  it("colours the level only when asked", () => {
+    const lines: string[] = [];
+    createLogger({ sink: (l) => lines.push(l), now: clock, format: "text", color: true }).error("boom");
+    expect(lines[0]).toBe("\x1b[90m06:01:58.123\x1b[0m \x1b[31mERROR\x1b[0m  boom");
+  });
+});

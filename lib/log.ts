@@ -1,7 +1,8 @@
 /**
  * Structured logs: one JSON object a line, always with a level, a message and a timestamp, and
- * with the request id when there is one. The sink is a parameter so tests and quiet modes can
- * swap it out; there is no global logger.
+ * with the request id when there is one; or, for a person at a terminal, the same as one readable
+ * line (`format: "text"`). The sink is a parameter so tests and quiet modes can swap it out; there
+ * is no global logger.
  */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type LogFields = Record<string, unknown>;
@@ -25,6 +26,26 @@ export interface LoggerOptions {
   sink?: LogSink;
   fields?: LogFields;
   now?: () => Date;
+  /** "json" (default): one JSON object a line; "text": `12:00:01.234 INFO  idp  msg key=value`. */
+  format?: "json" | "text";
+  /** ANSI colours in text lines (a terminal that did not ask for NO_COLOR). */
+  color?: boolean;
+}
+
+const LABEL: Record<LogLevel, string> = { debug: "DEBUG", info: "INFO ", warn: "WARN ", error: "ERROR" };
+const COLOR: Record<LogLevel, string> = { debug: "\x1b[90m", info: "\x1b[36m", warn: "\x1b[33m", error: "\x1b[31m" };
+const PLAIN_VALUE = /^[\w./:@+-]+$/;
+
+/** One readable line: time, level, service, message, then the other fields as key=value. */
+function textLine(at: Date, level: LogLevel, msg: string, fields: LogFields, color: boolean): string {
+  const { service, ...rest } = fields;
+  const pairs = Object.entries(rest)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${typeof v === "string" && PLAIN_VALUE.test(v) ? v : JSON.stringify(v)}`);
+  const time = at.toISOString().slice(11, 23);
+  const head = color ? `\x1b[90m${time}\x1b[0m ${COLOR[level]}${LABEL[level]}\x1b[0m` : `${time} ${LABEL[level]}`;
+  const who = service === undefined ? "" : color ? ` \x1b[1m${String(service)}\x1b[0m` : ` ${String(service)}`;
+  return `${head}${who}  ${msg}${pairs.length > 0 ? "  " + pairs.join(" ") : ""}`;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
@@ -34,7 +55,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const base = options.fields ?? {};
   const log = (level: LogLevel, msg: string, fields?: LogFields) => {
     if (ORDER[level] < threshold) return;
-    sink(JSON.stringify({ ts: now().toISOString(), level, msg, ...base, ...fields }));
+    if (options.format === "text") sink(textLine(now(), level, msg, { ...base, ...fields }, options.color ?? false));
+    else sink(JSON.stringify({ ts: now().toISOString(), level, msg, ...base, ...fields }));
   };
   return {
     log,

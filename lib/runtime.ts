@@ -41,6 +41,8 @@ export interface HostRuntime {
   serve(fetch: FetchHandler, address: ListenAddress): Promise<RunningServer>;
   /** Runs `fn` once on SIGINT/SIGTERM, then exits. */
   onShutdown(fn: () => Promise<void> | void): void;
+  /** Whether stdout is a terminal (a person is watching), not a pipe or a file. */
+  readonly terminal: boolean;
   /** Writes a line to stdout / stderr without a logger around it (CLI output). */
   print(line: string): void;
   printError(line: string): void;

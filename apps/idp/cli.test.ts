@@ -25,6 +25,7 @@ function fakeRuntime(env: Record<string, string> = {}, files: Record<string, str
     resolvePath: (...segments) => segments.reduce((acc, s) => (s.startsWith("/") ? s : `${acc}/${s}`.replace(/\/\.\//g, "/")), ""),
     serve: (fetch, address) => nodeRuntime().serve(fetch, address),
     onShutdown: () => {},
+    terminal: false,
     print: (line) => void out.push(line),
     printError: (line) => void err.push(line),
     exit: (code) => {

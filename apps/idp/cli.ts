@@ -11,7 +11,7 @@ import type { Hono } from "hono";
 import { ConfigError } from "../../lib/config/errors.ts";
 import { parseCommandLine, type ParsedArgs } from "../../lib/config/flags.ts";
 import { formatFieldTable, formatJson, formatYaml } from "../../lib/config/report.ts";
-import { createLogger, type LogLevel } from "../../lib/log.ts";
+import { configSourcesLine, printBanner, serviceLogger } from "../../lib/cli-output.ts";
 import { parseListenAddress, type HostRuntime, type RunningServer } from "../../lib/runtime.ts";
 import { createApp } from "./app.ts";
 import { IDP_FLAGS, fieldHelp, idpAppOptions, loadIdpConfig, oidcSection, type ConfigIo, type OidcConfig } from "./config.ts";
@@ -92,7 +92,7 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
   const printFields = () => {
     if (showFields) runtime.print(`${formatFieldTable(oidcSection, config)}\n(${profileLine(config)})`);
   };
-  const logger = createLogger({ fields: { service: "idp" }, level: (runtime.env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
+  const logger = serviceLogger(runtime, "idp");
   const address = parseListenAddress(config.values.addr);
   // With port 0 the issuer derived from the address can only be known once the socket listens.
   const issuerAfterListen = address.port === 0 && config.sources.issuer === "derived:addr";
@@ -114,7 +114,23 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
     printFields();
   }
   logger.info("idp listening", { issuer: options.issuer, addr: `${server.hostname}:${server.port}` });
-  runtime.onShutdown(() => server.close());
+  const issuer = options.issuer.replace("{origin}", `http://localhost:${server.port}`).replace(/\/+$/, "");
+  const clientId = config.values["client-id"];
+  const login = `${issuer}/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: config.values["redirect-uris"][0]!, response_type: "code", scope: "openid" })}`;
+  printBanner(runtime, `identity provider  http://${server.hostname}:${server.port}`, [
+    ["issuer", issuer],
+    ["discovery", `${issuer}/.well-known/openid-configuration`],
+    ["login page", login],
+    ["clients", [clientId, ...["dev-client", "public-spa", "web-app"].filter((c) => c !== clientId)].join(", ") + " (web-app's secret: web-app-secret)"],
+    ["debug", `${issuer}/debug (loopback only)`],
+    ["state", "in memory (restart: everything is new)"],
+    ["config", configSourcesLine(config.profile, config.sources)],
+  ]);
+  runtime.onShutdown(async () => {
+    logger.info("idp shutting down");
+    await server.close();
+    logger.info("idp stopped");
+  });
   return server;
 }
 

@@ -15,14 +15,15 @@ import { loadSection } from "../../lib/config/load.ts";
 import { booleanField, defineSection, envName, fieldNames, flagName, stringField } from "../../lib/config/section.ts";
 import type { FileTree } from "../../lib/files/tree.ts";
 import { withRequestId } from "../../lib/http/request-id.ts";
-import { createLogger, type Logger, type LogLevel } from "../../lib/log.ts";
+import { configSourcesLine, printBanner, serviceLogger } from "../../lib/cli-output.ts";
+import type { Logger } from "../../lib/log.ts";
 import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import { parseListenAddress, type HostRuntime, type RunningServer, type ServeEnv } from "../../lib/runtime.ts";
 import * as v from "valibot";
 import { logAuditSink } from "./audit-log.ts";
 import { createBearerAuthenticator } from "./auth/bearer.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
-import { devPage } from "./dev-page.ts";
+import { DEV_PAGE_PATH, devPage } from "./dev-page.ts";
 import { createRouteHost, type RouteHost, type RouteInfo } from "./host.ts";
 import { readScriptBundle, readWorkerBundle, sameBundle } from "./script/read-bundle.ts";
 import { inProcessScriptRuntime, threadScriptRuntime, type SpawnScriptThread } from "./script/runtime.ts";
@@ -118,7 +119,7 @@ async function loadConfig(runtime: HostRuntime, args: ParsedArgs) {
   if (values.script === "") throw new ConfigError("CONFIG_MISSING_VALUE", "--script FILE is needed (or ROUTES_SCRIPT)", "default", "script");
   const scriptPath = runtime.resolvePath(runtime.cwd(), values.script);
   const limits: ScriptLimits = { cpuMs: Number(values["cpu-ms"]), wallMs: Number(values["wall-ms"]), memMb: Number(values["mem-mb"]) };
-  return { values, scriptPath, limits, staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
+  return { values, sources: loaded.sources, profile: loaded.profile, scriptPath, limits, staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
 }
 
 function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined): RouteHost {
@@ -179,7 +180,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     throw err;
   }
   if (args.positionals[0] === "bundle") return writeBundle(runtime, platform, config, lastFlag(args, "out"));
-  const logger = createLogger({ fields: { service: "routes" }, level: (runtime.env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
+  const logger = serviceLogger(runtime, "routes");
   const json = lastFlag(args, "json") === "true";
   const listing = args.positionals[0] === "routes";
   const threads = listing ? 0 : Number(config.values.threads);
@@ -241,6 +242,15 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     return fail(runtime, `cannot listen on ${config.values.addr}: ${(err as Error).message}`);
   }
   logger.info("routes listening", { addr: `${server.hostname}:${server.port}`, script: config.scriptPath, routes: host.routes().length, dev: config.values.dev, threads, issuer: config.values.issuer || null });
+  const rows = host.routes();
+  const count = (access: string) => rows.filter((r) => r.access === access).length;
+  printBanner(runtime, `route host  http://${server.hostname}:${server.port}`, [
+    ["script", config.scriptPath],
+    ["routes", `${count("public")} public, ${count("auth") + count("auth?")} authenticated, ${count("mount")} mounts, ${count("static")} static (npm run routes -- routes --script ... lists them)`],
+    ["dev page", config.values.dev ? `http://${server.hostname}:${server.port}${DEV_PAGE_PATH} (reloads on edit)` : undefined],
+    ["tokens from", config.values.issuer ? `${config.values.issuer}${config.values.audience ? ` (aud ${config.values.audience})` : ""}` : "nobody: authenticated routes answer 500"],
+    ["config", configSourcesLine(config.profile, config.sources)],
+  ]);
   runtime.onShutdown(async () => {
     logger.info("routes shutting down");
     await server.close();

@@ -11,7 +11,7 @@ import { ConfigError } from "../../lib/config/errors.ts";
 import { lastFlag, parseCommandLine } from "../../lib/config/flags.ts";
 import { openSqlStore } from "../../lib/db/open.ts";
 import type { FileTree } from "../../lib/files/tree.ts";
-import { createLogger, type LogLevel } from "../../lib/log.ts";
+import { printBanner, serviceLogger } from "../../lib/cli-output.ts";
 import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import { parseListenAddress, type HostRuntime, type RunningServer } from "../../lib/runtime.ts";
 import { createSessionService, type SessionService } from "./app.ts";
@@ -81,7 +81,7 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
   }
   const dbUrl = setting("db", "SESSIONS_DB", "file:./data/sessions.db");
   const libraryDir = runtime.resolvePath(runtime.cwd(), setting("library-dir", "SESSIONS_LIBRARY_DIR", "./libraries"));
-  const logger = createLogger({ fields: { service: "sessions" }, level: (runtime.env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
+  const logger = serviceLogger(runtime, "sessions");
 
   let store;
   try {
@@ -102,6 +102,15 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
   await service.ready;
   const server = await runtime.serve((req, env) => service.app.fetch(req, env), address);
   logger.info("sessions listening", { addr: `${server.hostname}:${server.port}`, db: dbUrl, library_dir: libraryDir, modules, threads });
+  const base = `http://${server.hostname}:${server.port}/api/v1`;
+  printBanner(runtime, `session service  http://${server.hostname}:${server.port}`, [
+    ["API", base],
+    ["OpenAPI", `${base}/openapi.json`],
+    ["data", dbUrl.startsWith("file:") ? `${dbUrl} (${runtime.resolvePath(runtime.cwd(), dbUrl.slice(5))})` : dbUrl.replace(/\/\/[^@/]*@/, "//***@")],
+    ["libraries", libraryDir],
+    ["modules", modules.length > 0 ? modules.join(", ") : "none"],
+    ["threads", threads === 0 ? "0 (sandboxes on the serving thread)" : String(threads)],
+  ]);
   runtime.onShutdown(async () => {
     // Runtimes first: executions in flight end (stored as errors) and their responses go out,
     // so the server drains quickly; the store closes last.

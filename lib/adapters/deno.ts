@@ -14,7 +14,7 @@ declare const Deno: {
     handler: (req: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
   ): { shutdown(): Promise<void>; addr: { port: number } };
   addSignalListener(signal: string, fn: () => void): void;
-  stdout: { writeSync(data: Uint8Array): number };
+  stdout: { writeSync(data: Uint8Array): number; isTerminal(): boolean };
   stderr: { writeSync(data: Uint8Array): number };
   exit(code: number): never;
 };
@@ -75,6 +75,7 @@ export function denoRuntime(): HostRuntime {
       });
     },
     onShutdown: (fn) => shutdown.add(fn),
+    terminal: Deno.stdout.isTerminal(),
     print: (line) => void Deno.stdout.writeSync(encoder.encode(line + "\n")),
     printError: (line) => void Deno.stderr.writeSync(encoder.encode(line + "\n")),
     exit: (code) => Deno.exit(code),

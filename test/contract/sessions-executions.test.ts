@@ -113,6 +113,10 @@ describe("run-file executions", () => {
     const events = expectOk(await get(s, `/executions/${e.id}/events`));
     expect(events[0]).toMatchObject({ seq: 1, type: "input_echo", payload: { path: "scripts/main.js" } });
     expect(events[1]).toMatchObject({ seq: 2, type: "console", payload: { level: "log", text: '{"n":21,"list":[1]} hi undefined' } });
+    // The file's completion value, as a REPL input's: the result and a value event.
+    expect(e.result).toEqual({ type: "number", preview: "42", json: 42 });
+    expect(events[2]).toMatchObject({ seq: 3, type: "value", payload: { type: "number", preview: "42", json: 42 } });
+    expect(events).toHaveLength(3);
     // args and env default to {} and are only visible to that run
     await addFiles(s, worktree, { "plain.js": "console.log(JSON.stringify([args, env]))" });
     const plain = expectOk(await runFile(id, { path: "./plain.js" }), 201);

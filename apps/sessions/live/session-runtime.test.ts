@@ -140,7 +140,9 @@ describe("run-file executions", () => {
     expect(events[0]).toEqual({ type: "input_echo", payload: { path: "bin/main.js" } });
     expect(events[1]!.payload.text).toBe("3 test x undefined");
     expect(outcome).toMatchObject({ status: "ok" });
-    expect(outcome.result).toBeUndefined();
+    // The file's completion value, as for a REPL input (console.log returns undefined).
+    expect(outcome.result).toEqual({ type: "undefined", preview: "undefined" });
+    expect(events.map((e) => e.type)).toEqual(["input_echo", "console", "value"]);
     expect((await s.run("[typeof args, typeof env]")).outcome.result?.json).toEqual(["undefined", "undefined"]);
   });
 

@@ -7,8 +7,9 @@
  * `system` event included. The sandbox gets `max_events - 1` (the echo comes first); the
  * `system` event of a timeout is emitted only while the count is below `max_events`.
  *
- * Run-file: the file is evaluated as a script in the session's global scope (an ES module with
- * `runtime.esm`), with the globals `args` (the request's object) and `env` (host variables that
+ * Run-file: the file is evaluated in the session's global scope as the REPL evaluates an input, so
+ * its completion value is the execution's `result` and a `value` event (an ES module with
+ * `runtime.esm`, which has no completion value), with the globals `args` (the request's object) and `env` (host variables that
  * `env` capabilities allow, overlaid by the request's `env`) defined for that run only; what was
  * there before is put back afterwards.
  */
@@ -176,7 +177,8 @@ export class SessionRuntime {
     emit({ type: "input_echo", payload: isRepl ? { text: request.input } : { path: request.path } });
     const sources = await this.prefetch(name, code);
     const r = await this.sandbox.evaluate(code, {
-      mode: isRepl ? "repl" : runtime.esm ? "module" : "script",
+      // A plain file is evaluated like a REPL input (its completion value reported); a module has none.
+      mode: !isRepl && runtime.esm ? "module" : "repl",
       filename: name,
       sources,
       globals: isRepl ? undefined : { args: request.args as HostValue, env: { ...this.env, ...(request.env as Record<string, HostValue>) } },

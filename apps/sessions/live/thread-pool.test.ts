@@ -44,7 +44,7 @@ describe("thread pool on Node worker threads", () => {
     expect(finished - seen[1]!.at).toBeGreaterThan(200);
     expect(pool.liveIds()).toContain(id);
     const file = await collect(pool, id, runFile("main.js", "console.log(args.x)", { x: "arg" }));
-    expect(file.events.map((e) => e.type)).toEqual(["input_echo", "console"]);
+    expect(file.events.map((e) => e.type)).toEqual(["input_echo", "console", "value"]);
   });
 
   it("keeps the main thread's event loop free while a session loops; a second execute is SESSION_BUSY", async () => {
