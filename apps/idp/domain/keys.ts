@@ -4,7 +4,7 @@
  * generated (asynchronously, never before the server listens) and saved there.
  */
 import type { JWK, JWTPayload } from "jose";
-import { loadJose } from "./random.ts";
+import { loadJose } from "../../../lib/oauth/jose.ts";
 import { SigningKeysError } from "./errors.ts";
 import type { SignKey } from "./scenarios.ts";
 

@@ -1,20 +1,6 @@
 /** Randomness as a parameter: opaque secrets and user codes take a `RandomBytes` source. */
-import { encode as base64urlEncode } from "jose/base64url";
-
-/**
- * Unpadded base64url of bytes (RFC 4648 §5), for random secrets and hashes: jose's, from its small
- * `jose/base64url` module (the rest of jose loads on demand, see `loadJose`).
- */
-export { base64urlEncode };
-
 export type RandomBytes = (length: number) => Uint8Array;
 
-/**
- * jose, loaded on first use: it is the largest import, and /healthz must answer quickly after
- * start, before anything needs a JWT or a key.
- */
-let joseModule: Promise<typeof import("jose")> | undefined;
-export const loadJose = () => (joseModule ??= import("jose"));
 
 /**
  * Cryptographically secure bytes, drawn from a pool that one `getRandomValues` call refills 4 KiB
@@ -51,11 +37,6 @@ export function opaqueSecret(random: RandomBytes, bytes = 32): string {
   let secret = "";
   for (const b of random(Math.ceil((bytes * 8) / 6))) secret += URL_SAFE[b & 63];
   return secret;
-}
-
-/** Base64url SHA-256 of a string (PKCE S256, DPoP `ath`). */
-export async function sha256Base64url(text: string): Promise<string> {
-  return base64urlEncode(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))));
 }
 
 /** Compares two secrets in time that depends only on their lengths, not on where they differ. */

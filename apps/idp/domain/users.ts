@@ -5,7 +5,7 @@
 import * as v from "valibot";
 import { describeIssues } from "../../../lib/http/json-body.ts";
 import { UsersDocumentError } from "./errors.ts";
-import { base64urlEncode } from "./random.ts";
+import { base64urlEncode } from "../../../lib/oauth/jose.ts";
 
 /** A seeded user after validation and normalization. */
 export interface SeededUser {

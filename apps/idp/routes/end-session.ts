@@ -7,7 +7,7 @@ import type { Context, Hono } from "hono";
 import { deleteCookie } from "hono/cookie";
 import { PageError } from "../domain/errors.ts";
 import type { Provider } from "../domain/provider.ts";
-import { loadJose } from "../domain/random.ts";
+import { loadJose } from "../../../lib/oauth/jose.ts";
 import type { SessionRecord } from "../domain/records.ts";
 import { messagePage } from "../pages/layout.ts";
 import { SESSION_COOKIE, currentSession, readForm, redirectWith, toParams, type Params } from "./http.ts";

@@ -137,10 +137,10 @@ describe("opaque tokens and DPoP", () => {
     expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: good }, url)).message).toBe("the DPoP proof was used before");
     expect((await rejection(auth, { authorization: `Bearer ${access_token}` }, url)).message).toBe("a DPoP-bound token must be sent with the DPoP scheme");
     expect((await rejection(auth, { authorization: `DPoP ${access_token}` }, url)).message).toBe("a DPoP-bound token needs a DPoP proof");
-    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("POST", url, { ath }) }, url)).message).toBe("the DPoP proof is for another method");
-    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", "http://elsewhere.test/x", { ath }) }, url)).message).toBe("the DPoP proof is for another URL");
-    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", url, { ath: "wrong" }) }, url)).message).toBe("the DPoP proof is for another token");
-    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", url, { ath, iat: Math.floor(Date.now() / 1000) - 3600 }) }, url)).message).toBe("the DPoP proof is not fresh");
+    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("POST", url, { ath }) }, url)).message).toBe("DPoP proof htm does not match the request method");
+    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", "http://elsewhere.test/x", { ath }) }, url)).message).toBe("DPoP proof htu does not match the request URL");
+    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", url, { ath: "wrong" }) }, url)).message).toBe("DPoP proof ath does not match the access token");
+    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", url, { ath, iat: Math.floor(Date.now() / 1000) - 3600 }) }, url)).message).toBe("DPoP proof iat is not fresh");
     const other = await generateKeyPair("ES256");
     const otherJwk = await exportJWK(other.publicKey);
     expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", url, { ath }, other.privateKey, otherJwk) }, url)).message).toBe(

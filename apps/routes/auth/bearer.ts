@@ -8,13 +8,14 @@
  * - An opaque token is checked at the issuer's introspection endpoint (RFC 7662) with the
  *   configured client credentials; answers are cached briefly (never past the token's `exp`).
  * - A DPoP-bound token (`cnf.jkt`) must come as `Authorization: DPoP <token>` with a fresh proof
- *   (RFC 9449): `typ` dpop+jwt, signed by the embedded key whose thumbprint is `jkt`, `htm` and
- *   `htu` of this request, `iat` within 5 minutes, `ath` the token's hash, `jti` not seen before.
+ *   (RFC 9449), checked as the identity provider checks one (lib/oauth/dpop.ts), signed by the key
+ *   whose thumbprint is `jkt`, for this request, with `ath`, and a `jti` not seen before.
  *
  * No credentials: null (the pipeline answers 401 where they are required). Present but invalid:
  * `AuthenticationError`, 401 with a `WWW-Authenticate` challenge.
  */
-import type { JWTPayload } from "jose";
+import { DPOP_ALGS, DPOP_IAT_WINDOW_S, DpopError, verifyDpopProof } from "../../../lib/oauth/dpop.ts";
+import { loadJose, sha256Base64url } from "../../../lib/oauth/jose.ts";
 import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../services.ts";
 
 export interface BearerAuthenticatorOptions {
@@ -36,31 +37,15 @@ export interface BearerAuthenticatorOptions {
   realm?: string;
 }
 
-/** jose loads with the first token, not with the host (the largest import: start-up time). */
-let joseModule: Promise<typeof import("jose")> | undefined;
-const loadJose = () => (joseModule ??= import("jose"));
-
 interface Discovery {
   issuer: string;
   jwks: ReturnType<typeof import("jose").createRemoteJWKSet>;
   introspectionEndpoint?: string;
 }
 
-const DPOP_WINDOW_S = 300;
-const DPOP_ALGS = ["ES256", "RS256", "PS256", "EdDSA", "ES384"];
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 const invalid = (message: string) => new AuthenticationError("invalid_token", message);
-
-function base64url(bytes: ArrayBuffer): string {
-  let s = "";
-  for (const b of new Uint8Array(bytes)) s += String.fromCharCode(b);
-  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-async function sha256(text: string): Promise<string> {
-  return base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-}
 
 /** The actor a set of token claims describes. */
 export function actorFromClaims(claims: Record<string, unknown>): Actor {
@@ -133,7 +118,7 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
 
   async function introspect(token: string, d: Discovery): Promise<Record<string, unknown>> {
     if (!options.introspection || !d.introspectionEndpoint) throw invalid("the token is not a JWT, and this host has no introspection configured");
-    const key = await sha256(token);
+    const key = await sha256Base64url(token);
     const cached = introspected.get(key);
     if (cached && cached.until > now()) {
       if (!cached.claims) throw invalid("the token is not active");
@@ -158,28 +143,19 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
   async function checkProof(req: PipelineRequest, token: string, jkt: string): Promise<void> {
     const proof = req.request.headers.get("dpop");
     if (!proof) throw new AuthenticationError("invalid_dpop_proof", "a DPoP-bound token needs a DPoP proof");
-    const { jwtVerify, EmbeddedJWK, calculateJwkThumbprint } = await loadJose();
-    let payload: JWTPayload;
-    let jwk;
+    let verified;
     try {
-      const verified = await jwtVerify(proof, EmbeddedJWK, { typ: "dpop+jwt", algorithms: DPOP_ALGS });
-      payload = verified.payload;
-      jwk = verified.protectedHeader.jwk!;
+      verified = await verifyDpopProof(proof, { method: req.request.method, urls: [req.request.url], now: now(), accessToken: token });
     } catch (err) {
-      throw new AuthenticationError("invalid_dpop_proof", `the DPoP proof is not valid (${(err as Error).message})`);
+      if (err instanceof DpopError) throw new AuthenticationError("invalid_dpop_proof", err.message);
+      throw err;
     }
-    const url = new URL(req.request.url);
-    const htu = `${url.origin}${url.pathname}`;
+    if (verified.jkt !== jkt) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is signed by a key the token is not bound to");
     const nowS = now() / 1000;
-    if (payload.htm !== req.request.method) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is for another method");
-    if (typeof payload.htu !== "string" || payload.htu.replace(/[?#].*$/, "") !== htu) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is for another URL");
-    if (typeof payload.iat !== "number" || Math.abs(payload.iat - nowS) > DPOP_WINDOW_S) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is not fresh");
-    if (payload.ath !== (await sha256(token))) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is for another token");
-    if ((await calculateJwkThumbprint(jwk)) !== jkt) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is signed by a key the token is not bound to");
-    if (typeof payload.jti !== "string" || payload.jti === "") throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof has no jti");
-    for (const [jti, until] of seenProofs) if (until < nowS) seenProofs.delete(jti);
-    if (seenProofs.has(payload.jti)) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof was used before");
-    seenProofs.set(payload.jti, payload.iat + DPOP_WINDOW_S);
+    for (const [seen, until] of seenProofs) if (until < nowS) seenProofs.delete(seen);
+    const key = `${verified.jkt}:${verified.jti}`;
+    if (seenProofs.has(key)) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof was used before");
+    seenProofs.set(key, verified.iat + DPOP_IAT_WINDOW_S);
   }
 
   return {

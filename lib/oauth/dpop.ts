@@ -1,11 +1,12 @@
 /**
- * DPoP proofs (RFC 9449) checked with jose: typ `dpop+jwt`, alg ES256 or RS256, an embedded public
+ * DPoP proofs (RFC 9449), as the identity provider checks them at /token and /userinfo and the
+ * route host's bearer authenticator at every request, checked with jose: typ `dpop+jwt`, alg ES256 or RS256, an embedded public
  * JWK, `jti`, `htm`, `htu` (compared without query and fragment), a fresh `iat` (±5 min) and, at
  * resource endpoints, `ath`. Replay is checked by the caller against the state store, keyed by
  * the key's thumbprint and the jti. No nonces (the spec says so).
  */
 import type { JWK } from "jose";
-import { loadJose, sha256Base64url } from "./random.ts";
+import { loadJose, sha256Base64url } from "./jose.ts";
 
 export const DPOP_ALGS = ["ES256", "RS256"];
 export const DPOP_IAT_WINDOW_S = 300;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair } from "jose";
 import { DpopError, htuForm, verifyDpopProof } from "./dpop.ts";
-import { sha256Base64url } from "./random.ts";
+import { sha256Base64url } from "./jose.ts";
 
 const NOW = Date.parse("2026-11-22T07:00:00Z");
 const URL_ = "http://127.0.0.1:5556/token";
