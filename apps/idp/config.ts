@@ -11,7 +11,7 @@ import * as v from "valibot";
 import { ConfigError } from "../../lib/config/errors.ts";
 import type { FlagSpecs, ParsedArgs } from "../../lib/config/flags.ts";
 import { loadSection, type LoadedSection } from "../../lib/config/load.ts";
-import { defineSection, envName, fieldNames, flagName, listField, stringField, type SectionValues } from "../../lib/config/section.ts";
+import { defineSection, envName, fieldNames, flagName, listenAddressCheck, listField, stringField, type SectionValues } from "../../lib/config/section.ts";
 import { parseYaml } from "../../lib/config/yaml.ts";
 import { parseListenAddress } from "../../lib/runtime.ts";
 import type { IdpAppOptions } from "./app.ts";
@@ -34,15 +34,6 @@ const issuerCheck = v.pipe(v.string(), v.check((value: string) => {
   }
 }, "expected an absolute http(s) URL without query or fragment (may start with {origin})"));
 
-const addrCheck = v.pipe(v.string(), v.check((value: string) => {
-  try {
-    parseListenAddress(value);
-    return true;
-  } catch {
-    return false;
-  }
-}, "expected HOST:PORT, e.g. 127.0.0.1:5556 or 0.0.0.0:5556"));
-
 const absoluteUrl = (value: string) => {
   try {
     new URL(value);
@@ -62,7 +53,7 @@ export const oidcSection = defineSection({
       description: "Issuer URL; a path is allowed; {origin} is replaced by the request origin. Default http://localhost:<port of addr>",
       check: issuerCheck,
     }),
-    addr: stringField({ default: DEFAULT_ADDR, description: "Listen address HOST:PORT (0.0.0.0:5556 exposes it to a LAN)", check: addrCheck }),
+    addr: stringField({ default: DEFAULT_ADDR, description: "Listen address HOST:PORT (0.0.0.0:5556 exposes it to a LAN)", check: listenAddressCheck }),
     "client-id": stringField({
       default: "dev-client",
       description: "Client id; equal to a builtin it is merged into it",

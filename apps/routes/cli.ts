@@ -12,7 +12,7 @@
 import { ConfigError } from "../../lib/config/errors.ts";
 import { lastFlag, parseCommandLine, type FlagSpecs, type ParsedArgs } from "../../lib/config/flags.ts";
 import { loadSection } from "../../lib/config/load.ts";
-import { booleanField, defineSection, envName, fieldNames, flagName, stringField } from "../../lib/config/section.ts";
+import { booleanField, defineSection, envName, fieldNames, flagName, listenAddressCheck, stringField } from "../../lib/config/section.ts";
 import type { FileTree } from "../../lib/files/tree.ts";
 import { withRequestId } from "../../lib/http/request-id.ts";
 import { configSourcesLine, printBanner, serviceLogger } from "../../lib/cli-output.ts";
@@ -43,14 +43,7 @@ export const routesSection = defineSection({
     addr: stringField({
       default: "127.0.0.1:8080",
       description: "Listen address HOST:PORT",
-      check: v.pipe(v.string(), v.check((s: string) => {
-        try {
-          parseListenAddress(s);
-          return true;
-        } catch {
-          return false;
-        }
-      }, "expected HOST:PORT, e.g. 127.0.0.1:8080")),
+      check: listenAddressCheck,
     }),
     dev: booleanField({ default: false, description: "Development mode: reload the script when it changes, error messages in 500s, a dev page at /_routes" }),
     threads: stringField({ default: "2", description: "Sandbox threads running handlers (0: on the serving thread, for debugging)", check: wholeNumber(0, 64) }),

@@ -5,6 +5,7 @@
  * positional argument. Runtime-free; the CLIs of every service build on it.
  */
 import * as v from "valibot";
+import { parseListenAddress } from "../runtime.ts";
 
 export type FieldType = "string" | "list" | "boolean";
 export type FieldValue<T extends FieldType> = T extends "string" ? string : T extends "list" ? string[] : boolean;
@@ -43,6 +44,19 @@ type FieldOptions<T extends FieldType> = Omit<FieldDef<T>, "type">;
 export const stringField = (options: FieldOptions<"string">): FieldDef<"string"> => ({ type: "string", ...options });
 export const listField = (options: FieldOptions<"list">): FieldDef<"list"> => ({ type: "list", ...options });
 export const booleanField = (options: FieldOptions<"boolean">): FieldDef<"boolean"> => ({ type: "boolean", ...options });
+
+/** A `HOST:PORT` listen address field's check (parseListenAddress decides). */
+export const listenAddressCheck = v.pipe(
+  v.string(),
+  v.check((value: string) => {
+    try {
+      parseListenAddress(value);
+      return true;
+    } catch {
+      return false;
+    }
+  }, "expected HOST:PORT, e.g. 127.0.0.1:8080 or 0.0.0.0:8080"),
+);
 
 export function defineSection<F extends Record<string, AnyFieldDef>>(section: SectionDef<F>): SectionDef<F> {
   return section;
