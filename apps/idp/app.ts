@@ -63,6 +63,8 @@ export interface IdpAppOptions {
   accessTokenAudience?: string;
   random?: RandomBytes;
   logger?: Logger;
+  /** One log line per request (default true; off under `wrangler dev`, which logs each request). */
+  accessLog?: boolean;
 }
 
 const SLOW_MS = 10_000;
@@ -146,26 +148,26 @@ function notFoundOr405(p: Provider) {
   };
 }
 
-function buildApp(p: Provider, logger: Logger): Hono {
+function buildApp(p: Provider, logger: Logger, accessLog = true): Hono {
   const app = new Hono();
   app.onError(errorHandler(logger));
   app.notFound(notFoundOr405(p));
   const r = routes(p);
   if (p.issuerPath) app.route(p.issuerPath, r);
   app.route("/", r);
-  return withRequestId(app, { accessLog: logger });
+  return withRequestId(app, { accessLog: accessLog ? logger : undefined });
 }
 
 /** Builds the app; keys load in the background (see the module comment). */
 export function createApp(options: IdpAppOptions): Hono {
   const p = createProvider(options);
   p.warmUp();
-  return buildApp(p, p.logger);
+  return buildApp(p, p.logger, options.accessLog);
 }
 
 /** Builds the app and waits until the signing keys are ready. */
 export async function createIdp(options: IdpAppOptions): Promise<{ app: Hono; provider: Provider }> {
   const provider = createProvider(options);
   await provider.keys();
-  return { app: buildApp(provider, provider.logger), provider };
+  return { app: buildApp(provider, provider.logger, options.accessLog), provider };
 }

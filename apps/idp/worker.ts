@@ -15,6 +15,8 @@ import { durableStateStore } from "./state/durable.ts";
 export interface IdpWorkerEnv {
   IDP: DurableObjectNamespace<IdpObject>;
   LOG_LEVEL?: string;
+  /** "off": no access log line (wrangler dev logs each request itself). */
+  ACCESS_LOG?: string;
   [name: string]: unknown;
 }
 
@@ -27,7 +29,7 @@ export class IdpObject extends DurableObject<IdpWorkerEnv> {
     try {
       const env = Object.fromEntries(Object.entries(this.env).filter(([, v]) => typeof v === "string")) as Record<string, string>;
       const options = await optionsFromEnv(env);
-      return { app: createApp({ ...options, issuer: options.issuer ?? "{origin}", state: durableStateStore(this.ctx.storage), logger }) };
+      return { app: createApp({ ...options, issuer: options.issuer ?? "{origin}", state: durableStateStore(this.ctx.storage), logger, accessLog: this.env.ACCESS_LOG !== "off" }) };
     } catch (err) {
       // Bad configuration (users document, keys, issuer): say so on every request.
       const error = (err as Error).message;

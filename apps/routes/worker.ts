@@ -40,6 +40,7 @@ export interface RoutesWorkerEnv {
   ROUTES_WALL_MS?: string;
   ROUTES_MEM_MB?: string;
   LOG_LEVEL?: string;
+  ACCESS_LOG?: string;
 }
 
 type Served = { fetch: (request: Request) => Response | Promise<Response> };
@@ -74,7 +75,7 @@ async function build(env: RoutesWorkerEnv): Promise<Served> {
     runtime: (natives) => inProcessScriptRuntime(engine, { natives, limits }),
   });
   await host.loadScript(bundle.script);
-  return withRequestId({ fetch: (request: Request) => host.fetch(request, { clientAddress: request.headers.get("cf-connecting-ip") ?? undefined }) }, { accessLog: logger });
+  return withRequestId({ fetch: (request: Request) => host.fetch(request, { clientAddress: request.headers.get("cf-connecting-ip") ?? undefined }) }, { accessLog: env.ACCESS_LOG === "off" ? undefined : logger });
 }
 
 export default {

@@ -47,6 +47,8 @@ export interface SessionServiceOptions {
   clock?: Clock;
   newId?: () => string;
   logger?: Logger;
+  /** One log line per request (default true; off under `wrangler dev`, which logs each request). */
+  accessLog?: boolean;
   recorder?: RecorderOptions;
 }
 
@@ -74,6 +76,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     store: options.store,
     live: options.live,
     worktrees: options.worktrees,
+    worktreeUploads: options.fileUploads ?? false,
     libraries: options.libraries,
     modules: options.modules ?? MODULE_CATALOG,
     clock: options.clock ?? Date.now,
@@ -116,7 +119,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   registerOpenApi(router, API_VERSION);
   router.mount(api);
   app.route("/api/v1", api);
-  withRequestId(app, { accessLog: logger });
+  withRequestId(app, { accessLog: options.accessLog === false ? undefined : logger });
 
   return {
     app,

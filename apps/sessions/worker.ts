@@ -31,6 +31,7 @@ export interface SessionsWorkerEnv {
   SESSIONS_MODULES?: string;
   SESSIONS_LIBRARY_DIR?: string;
   LOG_LEVEL?: string;
+  ACCESS_LOG?: string;
 }
 
 export class SessionsObject extends DurableObject<SessionsWorkerEnv> {
@@ -52,6 +53,7 @@ export class SessionsObject extends DurableObject<SessionsWorkerEnv> {
       libraries: { tree: files, root: env.SESSIONS_LIBRARY_DIR ?? "/.libraries" },
       modules,
       logger,
+      accessLog: env.ACCESS_LOG !== "off",
       fileUploads: true,
     });
     await service.ready;

@@ -23,6 +23,7 @@ import {
   startSessions,
   type Sessions,
 } from "./sessions-helpers.ts";
+import { currentRuntime } from "../runtimes/service.ts";
 
 let s: Sessions;
 beforeAll(async () => {
@@ -76,6 +77,10 @@ describe("session create", () => {
       const err = expectError(await post(s, "/sessions", sessionBody(templateId, path)), 400, "VALIDATION_ERROR");
       expect(err.details?.issues).toEqual([expect.objectContaining({ path: "worktree_path" })]);
     }
+    // Where worktrees are uploaded rather than on a disk (workerd), the error says how.
+    const missing = expectError(await post(s, "/sessions", sessionBody(templateId, "/never/uploaded")), 400, "VALIDATION_ERROR");
+    if (currentRuntime() === "workerd") expect(missing.message).toContain("upload the files first with PUT /api/v1/worktree-files?root=%2Fnever%2Fuploaded&path=<file>");
+    else expect(missing.message).toBe("worktree_path is not an existing directory");
     expect(await sessionIds()).toEqual(before);
   });
 

@@ -174,6 +174,8 @@ async function launch(service: ServiceName, options: StartOptions, runtime: Runt
       ...(runtime !== "workerd" ? options.env : options.env?.ROUTES_SCRIPT ? { ROUTES_SCRIPT: options.env.ROUTES_SCRIPT } : {}),
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
       WRANGLER_SEND_METRICS: "false",
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      WRANGLER_HIDE_BANNER: "true",
       NO_COLOR: "1",
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -16,6 +16,8 @@ export interface ServiceContext {
   live: LiveRuntimes;
   /** Where session worktrees live: the host file system, or R2 on workerd. */
   worktrees: FileTree;
+  /** Worktrees are uploaded through the API (workerd): a missing one says how. */
+  worktreeUploads: boolean;
   libraries: LibraryDirectory;
   /** The deployment's module catalog (a subset of MODULE_CATALOG). */
   modules: readonly ModuleName[];

@@ -58,6 +58,7 @@ beforeEach(async () => {
     store,
     live: fake.runtimes,
     worktrees: files,
+    worktreeUploads: false,
     libraries: { tree: files, root: "/libraries" },
     modules: MODULE_CATALOG,
     clock: Date.now,

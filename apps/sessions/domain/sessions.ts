@@ -36,7 +36,14 @@ export async function createSession(ctx: ServiceContext, input: CreateSessionInp
   await requireTemplate(ctx, input.template_id);
   const root = input.worktree_path;
   if (!root.startsWith("/")) throw invalidWorktree("worktree_path must be an absolute path", root);
-  if ((await ctx.worktrees.kind(root, "")) !== "directory") throw invalidWorktree("worktree_path is not an existing directory", root);
+  if ((await ctx.worktrees.kind(root, "")) !== "directory") {
+    throw invalidWorktree(
+      ctx.worktreeUploads
+        ? `worktree_path is not an existing directory: on this deployment worktrees live in storage, not on a disk; upload the files first with PUT /api/v1/worktree-files?root=${encodeURIComponent(root)}&path=<file> (docs/sessions.md)`
+        : "worktree_path is not an existing directory",
+      root,
+    );
+  }
 
   const session: SessionRecord = { id: ctx.newId(), ...input, status: "starting", created_at: timestamp(ctx.clock()) };
   await db.insertSession(ctx.store, session);
