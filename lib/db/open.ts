@@ -14,7 +14,6 @@
  * (`synchronous = NORMAL` would skip that fsync and could lose the last commits on power loss,
  * after their responses went out.)
  */
-import { createClient } from "@libsql/client";
 import Database from "libsql";
 import AsyncDatabase from "libsql/promise";
 import type { HostRuntime } from "../runtime.ts";
@@ -29,7 +28,11 @@ const afterThisTurn = (flush: () => void) => void setImmediate(flush);
 export async function openSqlStore(runtime: HostRuntime, url: string, authToken?: string): Promise<SqlStore> {
   if (!isLibsqlUrl(url)) throw new Error(`unsupported database URL "${url}": use file:, :memory:, libsql:// or https://`);
   if (url === ":memory:") return groupCommit(sqliteStore({ writer: new Database(":memory:") as SqliteConnection }), { schedule: afterThisTurn });
-  if (!url.startsWith("file:")) return groupCommit(libsqlStore(createClient({ url, authToken })), { schedule: afterThisTurn });
+  if (!url.startsWith("file:")) {
+    // Loaded only for a server: its web-socket and HTTP stack is ~70 ms of every start otherwise.
+    const { createClient } = await import("@libsql/client");
+    return groupCommit(libsqlStore(createClient({ url, authToken })), { schedule: afterThisTurn });
+  }
 
   let path = decodeURIComponent(url.slice("file:".length).split("?")[0]!);
   if (path.startsWith("//")) path = path.slice(path.indexOf("/", 2)); // file:///abs, file://localhost/abs
