@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 // The contract suites run once per runtime; unit tests (beside the code) run once, on Node.
@@ -15,7 +16,8 @@ export default defineConfig({
   test: {
     reporters: ["default", "./test/runtimes/summary-reporter.ts"],
     projects: [
-      { test: { name: "unit", include: ["lib/**/*.test.ts", "apps/**/*.test.ts", "test/browser/**/*.test.ts", "examples/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 60_000 } },
+      // examples/ import the package by name, as another project does; here it is the source.
+      { resolve: { alias: { "devservices/idp/testing": fileURLToPath(new URL("./apps/idp/testing.ts", import.meta.url)) } }, test: { name: "unit", include: ["lib/**/*.test.ts", "apps/**/*.test.ts", "test/browser/**/*.test.ts", "examples/**/*.test.ts", "test/package/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 60_000 } },
       contract("node"),
       contract("deno"),
       contract("workerd"),

@@ -37,7 +37,7 @@ export function splitServiceFlags(argv: readonly string[]): Record<Service, stri
   return out;
 }
 
-export async function startAll(runtime: HostRuntime, sessions: SessionsHost, routes: RoutesPlatform): Promise<void> {
+export async function startAll(runtime: HostRuntime, sessions: SessionsHost, routes: RoutesPlatform, defaultScript = DEFAULT_ROUTES_SCRIPT): Promise<void> {
   let flags: Record<Service, string[]>;
   try {
     flags = splitServiceFlags(runtime.args);
@@ -48,5 +48,5 @@ export async function startAll(runtime: HostRuntime, sessions: SessionsHost, rou
   const scriptNamed = runtime.env.ROUTES_SCRIPT || flags.routes.some((w) => w === "--script" || w.startsWith("--script=") || w === "--config-file" || w.startsWith("--config-file="));
   await runIdpCli(runtime, ["serve-dev", ...flags.idp]);
   await runSessionsCli(runtime, sessions, ["serve", ...flags.sessions]);
-  await runRoutesCli(runtime, routes, ["serve", ...(scriptNamed ? [] : ["--script", DEFAULT_ROUTES_SCRIPT]), ...flags.routes]);
+  await runRoutesCli(runtime, routes, ["serve", ...(scriptNamed ? [] : ["--script", defaultScript]), ...flags.routes]);
 }

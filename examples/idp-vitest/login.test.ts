@@ -1,10 +1,11 @@
 /**
  * Example: an OpenID Connect code flow against an in-process identity provider, with openid-client.
- * Run from the repository root: `npx vitest run examples/idp-vitest` (see README.md).
+ * Run from the repository root: `npx vitest run examples/idp-vitest` (see README.md). It imports
+ * the package by name, as your project would after `npm install <devservices tarball>`.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import * as client from "openid-client";
-import { startIdp, type StartedIdp } from "../../apps/idp/testing.ts";
+import { startIdp, type StartedIdp } from "devservices/idp/testing";
 
 const REDIRECT_URI = "http://127.0.0.1:3000/callback"; // accepted by the builtin dev-client
 let idp: StartedIdp;

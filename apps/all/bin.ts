@@ -1,0 +1,53 @@
+/**
+ * The `devservices` command of the npm package (package.json `bin`, built into dist/ by
+ * scripts/build-package.mjs, run by Node without a TypeScript loader):
+ *
+ *   devservices idp <command> [flags]        the identity provider's command line (serve-dev, ...)
+ *   devservices sessions serve [flags]       the session service
+ *   devservices routes <command> [flags]     the route host (serve, routes, bundle)
+ *   devservices start [--<service>.<flag>]   all three, as `npm start` in the repository
+ *
+ * Thread entries are files beside this one in dist/, and the route host's default script is the
+ * hello example shipped in the package.
+ */
+import { fileURLToPath } from "node:url";
+import { nodeRuntime } from "../../lib/adapters/node.ts";
+import { nodeFileTree } from "../../lib/adapters/node-files.ts";
+import { nodeThreadSpawner } from "../../lib/adapters/node-threads.ts";
+import type { HostRuntime } from "../../lib/runtime.ts";
+import { runIdpCli } from "../idp/cli.ts";
+import { runRoutesCli, type RoutesPlatform } from "../routes/cli.ts";
+import { runSessionsCli, type SessionsHost } from "../sessions/cli.ts";
+import { createThreadRuntimes } from "../sessions/live/thread-pool.ts";
+import { startAll } from "./start.ts";
+
+const USAGE = `usage: devservices <idp|sessions|routes|start> [arguments]  (devservices <name> --help for each)`;
+
+const files = nodeFileTree();
+const sessions: SessionsHost = { files, threadRuntimes: (options) => createThreadRuntimes(nodeThreadSpawner(new URL("./sessions-thread.mjs", import.meta.url)), options) };
+const routes: RoutesPlatform = { files, spawnScriptThread: nodeThreadSpawner(new URL("./routes-thread.mjs", import.meta.url)) };
+const helloExample = fileURLToPath(new URL("../examples/routes/hello/app.js", import.meta.url));
+
+const runtime = nodeRuntime();
+const [service, ...rest] = runtime.args;
+const forService: HostRuntime = { ...runtime, args: rest };
+switch (service) {
+  case "idp":
+    await runIdpCli(forService);
+    break;
+  case "sessions":
+    await runSessionsCli(forService, sessions);
+    break;
+  case "routes":
+    await runRoutesCli(forService, routes);
+    break;
+  case "start":
+    await startAll(forService, sessions, routes, helloExample);
+    break;
+  default:
+    if (service === "--help" || service === "-h" || service === "help") runtime.print(USAGE);
+    else {
+      runtime.printError(service === undefined ? USAGE : `devservices: unknown command "${service}"\n${USAGE}`);
+      runtime.exit(2);
+    }
+}
