@@ -22,6 +22,8 @@ import { parseListenAddress, type HostRuntime, type RunningServer, type ServeEnv
 import * as v from "valibot";
 import { logAuditSink } from "./audit-log.ts";
 import { createBearerAuthenticator } from "./auth/bearer.ts";
+import { createCsrfProtector } from "./auth/csrf.ts";
+import { randomHex } from "./session.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
 import { DEV_PAGE_PATH, devPage } from "./dev-page.ts";
 import { createRouteHost, type RouteHost, type RouteInfo } from "./host.ts";
@@ -117,11 +119,13 @@ async function loadConfig(runtime: HostRuntime, args: ParsedArgs) {
 
 function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined): RouteHost {
   const { values } = config;
+  // One key for the session cookie and the CSRF tokens bound to it; random per start unless set.
+  const sessionSecret = values["session-secret"] || randomHex(32);
   return createRouteHost({
     dev: values.dev,
     logger,
     files: { tree: platform.files, root: config.staticRoot },
-    session: values["session-secret"] ? { secret: values["session-secret"] } : undefined,
+    session: { secret: sessionSecret },
     auth: {
       authenticator: values.issuer
         ? createBearerAuthenticator({
@@ -131,6 +135,7 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
           })
         : undefined,
       authorizer: scopeAuthorizer(),
+      csrf: createCsrfProtector({ secret: sessionSecret }),
       audit: values.audit === "log" ? logAuditSink(logger) : undefined,
     },
     runtime: (natives) =>

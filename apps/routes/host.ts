@@ -35,7 +35,7 @@ import {
   type PipelineRequest,
   type ResourceRef,
 } from "./services.ts";
-import { sessionCookies } from "./session.ts";
+import { randomHex, sessionCookies } from "./session.ts";
 import { serveStatic, type StaticDirectory } from "./static.ts";
 
 export interface RouteHostOptions {
@@ -131,7 +131,6 @@ interface Table {
 
 const UNSAFE = (method: string) => method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE";
 const DEFAULT_COOKIE = "routes_session";
-const randomToken = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
 
 function decodeParam(value: string): string {
   try {
@@ -159,7 +158,7 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
   const now = options.now ?? (() => new Date());
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const sessions = sessionCookies({
-    secret: options.session?.secret ?? randomToken() + randomToken(),
+    secret: options.session?.secret ?? randomHex(32),
     cookieName: options.session?.cookieName ?? DEFAULT_COOKIE,
     secure: options.session?.secure ?? false,
   });
@@ -171,14 +170,14 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
   for (const [module, fns] of Object.entries(options.mountables ?? {})) {
     natives.mountables[module] = {};
     for (const [fn, handler] of Object.entries(fns)) {
-      const token = randomToken();
+      const token = randomHex(16);
       mountTokens.set(token, handler);
       natives.mountables[module]![fn] = token;
     }
   }
   const assetTokens = new Map<string, StaticDirectory>();
   for (const [name, dir] of Object.entries(options.assets ?? {})) {
-    const token = randomToken();
+    const token = randomHex(16);
     assetTokens.set(token, dir);
     natives.assets[name] = token;
   }
@@ -371,8 +370,10 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
       audit("allowed");
 
       // 6. The handler.
+      // Authenticated routes (the pages that post forms) get the CSRF token; public ones do not, so
+      // they cost no HMAC and set no session cookie.
       let csrfToken: string | undefined;
-      if (auth.csrf?.token) {
+      if (auth.csrf?.token && !plan.public) {
         csrfToken = await auth.csrf.token(hostSession);
         sessionUsed = true;
       }

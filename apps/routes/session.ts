@@ -20,6 +20,9 @@ export interface SessionCookieOptions {
 
 const REMEMBERED = 10_000;
 
+/** `bytes` random bytes as hex: session keys, mountable tokens. */
+export const randomHex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
+
 export function sessionCookies(options: SessionCookieOptions) {
   const { secret, cookieName } = options;
   /** Signed cookie values already verified -> their session id. */

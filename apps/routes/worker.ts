@@ -21,6 +21,8 @@ import { createLogger, type LogLevel } from "../../lib/log.ts";
 import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import { logAuditSink } from "./audit-log.ts";
 import { createBearerAuthenticator } from "./auth/bearer.ts";
+import { createCsrfProtector } from "./auth/csrf.ts";
+import { randomHex } from "./session.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
 import { createRouteHost } from "./host.ts";
 import { workerBundleFiles } from "./script/read-bundle.ts";
@@ -55,12 +57,14 @@ async function build(env: RoutesWorkerEnv): Promise<Served> {
   const engine = await loadQuickJS({ wasmModule });
   const issuer = env.ROUTES_ISSUER ?? "http://127.0.0.1:5556";
   const files = env.STATIC ? r2FileTree(env.STATIC as unknown as R2BucketLike) : memoryFileTree(workerBundleFiles(bundle, STATIC_ROOT.slice(1)));
+  // One key for the session cookie and the CSRF tokens; random per isolate unless set.
+  const sessionSecret = env.ROUTES_SESSION_SECRET || randomHex(32);
   const limits = { cpuMs: number(env.ROUTES_CPU_MS, DEFAULT_SCRIPT_LIMITS.cpuMs), wallMs: number(env.ROUTES_WALL_MS, DEFAULT_SCRIPT_LIMITS.wallMs), memMb: number(env.ROUTES_MEM_MB, DEFAULT_SCRIPT_LIMITS.memMb) };
   const host = createRouteHost({
     dev: env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1",
     logger,
     files: { tree: files, root: STATIC_ROOT },
-    session: env.ROUTES_SESSION_SECRET ? { secret: env.ROUTES_SESSION_SECRET } : undefined,
+    session: { secret: sessionSecret },
     auth: {
       authenticator: issuer
         ? createBearerAuthenticator({
@@ -70,6 +74,7 @@ async function build(env: RoutesWorkerEnv): Promise<Served> {
           })
         : undefined,
       authorizer: scopeAuthorizer(),
+      csrf: createCsrfProtector({ secret: sessionSecret }),
       audit: env.ROUTES_AUDIT === "off" ? undefined : logAuditSink(logger),
     },
     runtime: (natives) => inProcessScriptRuntime(engine, { natives, limits }),

@@ -231,6 +231,24 @@ describe("authenticated routes with the identity provider's access tokens", () =
     expect((await get("/me", { headers: { authorization: `Bearer ${good}` } })).status).toBe(200);
   });
 
+  it("checks CSRF on unsafe methods: the token a page got, with its session cookie, in a header or a form field", async () => {
+    const auth = { authorization: `Bearer ${await token("reader", "notes:write")}` };
+    const page = await get("/form", { headers: auth });
+    expect(page.status).toBe(200);
+    const cookie = page.headers.get("set-cookie")!.split(";")[0]!;
+    const csrf = await page.text();
+    const form = { ...auth, cookie, "content-type": "application/x-www-form-urlencoded" };
+    const ok = await get("/csrf-notes", { method: "POST", headers: form, body: `text=hi&_csrf=${csrf}` });
+    expect(ok.status).toBe(201);
+    expect(await ok.json()).toEqual({ saved: "hi" });
+    expect((await get("/csrf-notes", { method: "POST", headers: { ...auth, cookie, "x-csrf-token": csrf, "content-type": "application/json" }, body: '{"text":"json"}' })).status).toBe(201);
+    for (const headers of [form, { ...auth, "content-type": "application/x-www-form-urlencoded" }]) {
+      const refused = await get("/csrf-notes", { method: "POST", headers, body: headers === form ? "text=hi&_csrf=wrong" : `text=hi&_csrf=${csrf}` });
+      expect(refused.status).toBe(403);
+      expect((await refused.json()).error.code).toBe("CSRF_FAILED");
+    }
+  });
+
   it("fails closed for a resource route when the host has no resource resolver: 500", async () => {
     const res = await get("/docs/1", { headers: { authorization: `Bearer ${await token("reader", "notes:read")}` } });
     expect(res.status).toBe(500);
