@@ -39,6 +39,8 @@ describe("routes routes", () => {
   it("exits 2 with one line for a missing script, a bad flag, or a script that does not load", async () => {
     expect(await routesCli("routes")).toMatchObject({ code: 2, stderr: "routes: --script FILE is needed (or ROUTES_SCRIPT)\n" });
     expect(await routesCli("serve", "--script", "x.js", "--threads", "many")).toMatchObject({ code: 2, stderr: expect.stringContaining("threads") });
+    const policy = await routesCli("routes", "--script", "test/contract/fixtures/routes/app.js", "--policy-file", "apps/routes/auth/testdata/bad-policy.yaml");
+    expect(policy).toMatchObject({ code: 2, stderr: 'routes: policy file apps/routes/auth/testdata/bad-policy.yaml: policy at tenants.mach: unknown key "mach"\n' });
     const dir = await mkdtemp(join(tmpdir(), "routes-cli-"));
     await writeFile(join(dir, "app.js"), `require("httpmod").app().get("/x", () => 1);`);
     const bad = await routesCli("routes", "--script", join(dir, "app.js"));

@@ -23,6 +23,7 @@ import * as v from "valibot";
 import { logAuditSink } from "./audit-log.ts";
 import { createBearerAuthenticator } from "./auth/bearer.ts";
 import { createCsrfProtector } from "./auth/csrf.ts";
+import { policyAuthorizer, readPolicy, type Policy } from "./auth/policy.ts";
 import { randomHex } from "./session.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
 import { DEV_PAGE_PATH, devPage } from "./dev-page.ts";
@@ -51,6 +52,7 @@ export const routesSection = defineSection({
     threads: stringField({ default: "2", description: "Sandbox threads running handlers (0: on the serving thread, for debugging)", check: wholeNumber(0, 64) }),
     issuer: stringField({ default: "http://127.0.0.1:5556", description: "OIDC issuer whose access tokens authenticate requests (empty: no authenticator)" }),
     audience: stringField({ default: "", description: "Expected aud of JWT access tokens (empty: not checked)" }),
+    "policy-file": stringField({ default: "", description: "Policy (YAML or JSON) mapping roles to actions; ROUTES_POLICY gives one inline (neither: actions granted by the token's scope, roles, groups or permissions)" }),
     "introspection-client-id": stringField({ default: "", description: "Client id for introspecting opaque tokens at the issuer (empty: opaque tokens refused)" }),
     "introspection-client-secret": stringField({ default: "", secret: true, description: "Its secret" }),
     "static-root": stringField({ default: "", description: "Directory app.static paths are relative to (default: the script's directory)" }),
@@ -117,7 +119,7 @@ async function loadConfig(runtime: HostRuntime, args: ParsedArgs) {
   return { values, sources: loaded.sources, profile: loaded.profile, scriptPath, limits, staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
 }
 
-function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined): RouteHost {
+function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined): RouteHost {
   const { values } = config;
   // One key for the session cookie and the CSRF tokens bound to it; random per start unless set.
   const sessionSecret = values["session-secret"] || randomHex(32);
@@ -134,7 +136,7 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
             introspection: values["introspection-client-id"] ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] } : undefined,
           })
         : undefined,
-      authorizer: scopeAuthorizer(),
+      authorizer: policy ? policyAuthorizer(policy) : scopeAuthorizer(),
       csrf: createCsrfProtector({ secret: sessionSecret }),
       audit: values.audit === "log" ? logAuditSink(logger) : undefined,
     },
@@ -182,8 +184,21 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
   const json = lastFlag(args, "json") === "true";
   const listing = args.positionals[0] === "routes";
   const threads = listing ? 0 : Number(config.values.threads);
+  let policy: Policy | undefined;
+  const policyFile = config.values["policy-file"];
+  const inlinePolicy = runtime.env.ROUTES_POLICY?.trim();
+  if (policyFile && inlinePolicy) return fail(runtime, `both ROUTES_POLICY and policy-file (from ${config.sources["policy-file"]}) are set; use one`);
+  try {
+    if (policyFile) {
+      const text = await runtime.readTextFile(runtime.resolvePath(runtime.cwd(), policyFile));
+      if (text === undefined) return fail(runtime, `policy file ${policyFile} (from ${config.sources["policy-file"]}) does not exist`);
+      policy = await readPolicy(text, `policy file ${policyFile}`);
+    } else if (inlinePolicy) policy = await readPolicy(inlinePolicy, "ROUTES_POLICY");
+  } catch (err) {
+    return fail(runtime, (err as Error).message);
+  }
   const engine = threads === 0 ? await loadQuickJS() : undefined;
-  const host = buildHost(platform, config, logger, threads, engine);
+  const host = buildHost(platform, config, logger, threads, engine, policy);
 
   let bundle: ScriptBundle;
   try {
@@ -246,6 +261,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     ["script", config.scriptPath],
     ["routes", `${count("public")} public, ${count("auth") + count("auth?")} authenticated, ${count("mount")} mounts, ${count("static")} static (npm run routes -- routes --script ... lists them)`],
     ["dev page", config.values.dev ? `http://${server.hostname}:${server.port}${DEV_PAGE_PATH} (reloads on edit)` : undefined],
+    ["authorized by", policyFile ? `policy file ${policyFile}` : inlinePolicy ? "the policy in ROUTES_POLICY" : "the token's scope, roles, groups or permissions"],
     ["tokens from", config.values.issuer ? `${config.values.issuer}${config.values.audience ? ` (aud ${config.values.audience})` : ""}` : "nobody: authenticated routes answer 500"],
     ["config", configSourcesLine(config.profile, config.sources)],
   ]);

@@ -5,7 +5,8 @@
  * files beside the script from that bundle, or from the R2 bucket bound as `STATIC` when there
  * is one. Handlers run in a sandbox in this isolate (workerd gives each isolate one thread).
  *
- * Vars (wrangler.toml or --var): ROUTES_ISSUER, ROUTES_AUDIENCE, ROUTES_INTROSPECTION_CLIENT_ID,
+ * Vars (wrangler.toml or --var): ROUTES_ISSUER, ROUTES_AUDIENCE, ROUTES_POLICY (inline YAML or
+ * JSON), ROUTES_INTROSPECTION_CLIENT_ID,
  * ROUTES_INTROSPECTION_CLIENT_SECRET, ROUTES_SESSION_SECRET (set it: otherwise each isolate signs
  * with its own random key), ROUTES_DEV, ROUTES_AUDIT (log | off), ROUTES_CPU_MS, ROUTES_WALL_MS,
  * ROUTES_MEM_MB, LOG_LEVEL.
@@ -23,6 +24,7 @@ import { logAuditSink } from "./audit-log.ts";
 import { createBearerAuthenticator } from "./auth/bearer.ts";
 import { createCsrfProtector } from "./auth/csrf.ts";
 import { randomHex } from "./session.ts";
+import { policyAuthorizer, readPolicy } from "./auth/policy.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
 import { createRouteHost } from "./host.ts";
 import { workerBundleFiles } from "./script/read-bundle.ts";
@@ -33,6 +35,8 @@ export interface RoutesWorkerEnv {
   STATIC?: R2Bucket;
   ROUTES_ISSUER?: string;
   ROUTES_AUDIENCE?: string;
+  /** A policy document (YAML or JSON), inline. */
+  ROUTES_POLICY?: string;
   ROUTES_INTROSPECTION_CLIENT_ID?: string;
   ROUTES_INTROSPECTION_CLIENT_SECRET?: string;
   ROUTES_SESSION_SECRET?: string;
@@ -73,7 +77,7 @@ async function build(env: RoutesWorkerEnv): Promise<Served> {
             introspection: env.ROUTES_INTROSPECTION_CLIENT_ID ? { clientId: env.ROUTES_INTROSPECTION_CLIENT_ID, clientSecret: env.ROUTES_INTROSPECTION_CLIENT_SECRET ?? "" } : undefined,
           })
         : undefined,
-      authorizer: scopeAuthorizer(),
+      authorizer: env.ROUTES_POLICY ? policyAuthorizer(await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY")) : scopeAuthorizer(),
       csrf: createCsrfProtector({ secret: sessionSecret }),
       audit: env.ROUTES_AUDIT === "off" ? undefined : logAuditSink(logger),
     },

@@ -255,3 +255,23 @@ describe("authenticated routes with the identity provider's access tokens", () =
     expect(await res.json()).toEqual({ error: { code: "INTERNAL", message: "internal error" } });
   });
 });
+
+describe("authorization by a policy (ROUTES_POLICY)", () => {
+  let withPolicy: RunningService;
+  const POLICY = JSON.stringify({ roles: { claims: ["scope"] }, rules: [{ roles: ["notes.editor"], allow: ["notes:*"] }, { roles: ["ops"], allow: ["admin"] }] });
+  beforeAll(async () => {
+    withPolicy = await startService("routes", { env: { ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js", ROUTES_ISSUER: idp.issuer, ROUTES_AUDIENCE: AUDIENCE, ROUTES_POLICY: POLICY } });
+  });
+  afterAll(() => withPolicy?.stop());
+
+  it("allows what the actor's roles allow and denies the rest", async () => {
+    const editor = { authorization: `Bearer ${await token("reader", "notes.editor")}` };
+    const me = await fetch(`${withPolicy.baseUrl}/me`, { headers: editor });
+    expect(me.status).toBe(200);
+    expect((await me.json()).action).toBe("notes:read");
+    expect((await fetch(`${withPolicy.baseUrl}/admin`, { headers: editor })).status).toBe(403);
+    // The scope names the action itself, but this host goes by its policy.
+    expect((await fetch(`${withPolicy.baseUrl}/me`, { headers: { authorization: `Bearer ${await token("reader", "notes:read")}` } })).status).toBe(403);
+    expect(await (await fetch(`${withPolicy.baseUrl}/admin`, { headers: { authorization: `Bearer ${await token("outsider", "ops")}` } })).text()).toBe("admin only");
+  });
+});
