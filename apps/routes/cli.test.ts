@@ -76,3 +76,32 @@ describe("routes serve --dev", () => {
     expect(service.output()).toContain("script failed to load, keeping the previous routes");
   });
 });
+
+describe("routes audit and routes resource put", () => {
+  let dir: string;
+  let service: RunningService | undefined;
+  afterAll(async () => {
+    await service?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("stores resources, and queries what the host recorded, by outcome and actor", async () => {
+    dir = await mkdtemp(join(tmpdir(), "routes-db-"));
+    const db = `file:${join(dir, "routes.db")}`;
+    expect(await routesCli("resource", "put", "--db", db, "--type", "doc", "--id", "d1", "--tenant", "acme", "--attributes", '{"title":"Plan"}')).toMatchObject({ code: 0, stdout: "routes: doc d1 stored\n" });
+    expect(await routesCli("resource", "put", "--db", db, "--type", "doc", "--id", "d2", "--attributes", "[1]")).toMatchObject({ code: 2, stderr: "routes: --attributes must be a JSON object\n" });
+    service = await startService("routes", { args: ["--script", "test/contract/fixtures/routes/app.js", "--db", db, "--threads", "1"] }, "node");
+    expect((await fetch(`${service.baseUrl}/me`)).status).toBe(401);
+    await service.stop();
+    service = undefined;
+    const denied = await routesCli("audit", "--db", db, "--outcome", "denied", "--since", "1h", "--json");
+    expect(denied.code, denied.stderr).toBe(0);
+    expect(JSON.parse(denied.stdout)).toEqual([expect.objectContaining({ event: "me.read", outcome: "denied", reason: "no_credentials", statusCode: 401, routeName: "GET /me" })]);
+    const table = await routesCli("audit", "--db", db);
+    expect(table.stdout.split("\n")[0]).toMatch(/^AT\s+EVENT\s+OUTCOME\s+ACTOR\s+ACTION\s+STATUS\s+REASON\s+ROUTE\s+REQUEST$/);
+    expect(table.stdout).toMatch(/me\.read\s+denied\s+-\s+notes:read\s+401\s+no_credentials\s+GET \/me/);
+    expect(JSON.parse((await routesCli("audit", "--db", db, "--actor", "nobody", "--json")).stdout)).toEqual([]);
+    expect(await routesCli("audit", "--db", db, "--outcome", "maybe")).toMatchObject({ code: 2, stderr: "routes: --outcome must be one of allowed, denied, completed, failed\n" });
+    expect(await routesCli("audit")).toMatchObject({ code: 2, stderr: "routes: audit needs --db URL (or ROUTES_DB)\n" });
+  });
+});

@@ -4,6 +4,8 @@
  *   routes serve --script FILE [--addr HOST:PORT] [--dev] [options]   serve a script's routes
  *   routes routes --script FILE [--json]                              print the plan table
  *   routes bundle --script FILE --out FILE.json                       what a Worker is built with
+ *   routes audit --db URL [--since 2h] [--actor ID] [--outcome denied] [--limit N] [--json]
+ *   routes resource put --db URL --type T --id I [--tenant T] [--owner O] [--attributes JSON]
  *
  * Settings come from defaults < profile < config files (`routes:` section) < environment
  * (`ROUTES_*`) < flags, as for the identity provider. Bad configuration or a script that does not
@@ -29,6 +31,10 @@ import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
 import { DEV_PAGE_PATH, devPage } from "./dev-page.ts";
 import { createRouteHost, type RouteHost, type RouteInfo } from "./host.ts";
 import { readScriptBundle, readWorkerBundle, sameBundle } from "./script/read-bundle.ts";
+import type { AuditEvent, AuditOutcome } from "./services.ts";
+import { prepareRoutesStore, putResource, queryAudit, sqlAuditSink, sqlResourceResolver } from "./store.ts";
+import { openSqlStore } from "../../lib/db/open.ts";
+import type { SqlStore } from "../../lib/db/store.ts";
 import { inProcessScriptRuntime, threadScriptRuntime, type SpawnScriptThread } from "./script/runtime.ts";
 import type { ScriptBundle, ScriptLimits } from "./script/script-sandbox.ts";
 
@@ -57,12 +63,15 @@ export const routesSection = defineSection({
     "introspection-client-secret": stringField({ default: "", secret: true, description: "Its secret" }),
     "static-root": stringField({ default: "", description: "Directory app.static paths are relative to (default: the script's directory)" }),
     "session-secret": stringField({ default: "", secret: true, description: "Key signing the host session cookie (default: random at each start)" }),
-    audit: stringField({ default: "log", description: "Where audit events go: log (one line each) or off", check: v.picklist(["log", "off"], 'expected "log" or "off"') }),
+    db: stringField({ default: "", description: "SQL store for resources and audit events: file:PATH, :memory:, or a libSQL server (ROUTES_DB_AUTH_TOKEN); empty: none (routes with resources answer 500)" }),
+    audit: stringField({ default: "auto", description: "Where audit events go: db, log (one line each), off; auto: db with --db, else log", check: v.picklist(["auto", "db", "log", "off"], 'expected "auto", "db", "log" or "off"') }),
     "cpu-ms": stringField({ default: "5000", description: "CPU time of one handler call, ms", check: wholeNumber(1, 600_000) }),
     "wall-ms": stringField({ default: "30000", description: "Wall time of one handler call, ms", check: wholeNumber(1, 600_000) }),
     "mem-mb": stringField({ default: "64", description: "QuickJS heap of one sandbox, MiB", check: wholeNumber(1, 2048) }),
   },
 });
+
+const COMMANDS = ["serve", "routes", "bundle", "audit", "resource"] as const;
 
 const FLAGS: FlagSpecs = {
   ...Object.fromEntries(fieldNames(routesSection).map((f) => [flagName(routesSection, f)!, routesSection.fields[f as keyof typeof routesSection.fields].type === "boolean" ? { boolean: true } : {}])),
@@ -70,6 +79,15 @@ const FLAGS: FlagSpecs = {
   profile: {},
   json: { boolean: true },
   out: {},
+  since: {},
+  actor: {},
+  outcome: {},
+  limit: {},
+  type: {},
+  id: {},
+  tenant: {},
+  owner: {},
+  attributes: {},
   help: { boolean: true },
 };
 
@@ -80,6 +98,10 @@ commands:
   routes   print the script's plan table (--json for machines)
   bundle   write the script and the files beside it as one JSON file (--out FILE), which
            the Worker (apps/routes/worker.ts) is built with
+  audit    the audit events in --db, newest first: --since (RFC 3339 or 15m, 2h, 7d), --actor ID,
+           --outcome allowed|denied|completed|failed, --limit N (100), --json
+  resource put --type T --id I [--tenant T] [--owner O] [--attributes JSON]
+           stores a resource the resolver finds (routes with .resource(...))
 
 options (flag / environment variable / default):
 ${fieldNames(routesSection)
@@ -104,7 +126,7 @@ export interface RoutesPlatform {
 
 type Config = Awaited<ReturnType<typeof loadConfig>>;
 
-async function loadConfig(runtime: HostRuntime, args: ParsedArgs) {
+async function loadConfig(runtime: HostRuntime, args: ParsedArgs, needsScript: boolean) {
   const loaded = await loadSection({
     section: routesSection,
     app: "routes",
@@ -113,14 +135,15 @@ async function loadConfig(runtime: HostRuntime, args: ParsedArgs) {
     readTextFile: (path) => runtime.readTextFile(runtime.resolvePath(runtime.cwd(), path)),
   });
   const values = loaded.values;
-  if (values.script === "") throw new ConfigError("CONFIG_MISSING_VALUE", "--script FILE is needed (or ROUTES_SCRIPT)", "default", "script");
+  if (values.script === "" && needsScript) throw new ConfigError("CONFIG_MISSING_VALUE", "--script FILE is needed (or ROUTES_SCRIPT)", "default", "script");
   const scriptPath = runtime.resolvePath(runtime.cwd(), values.script);
   const limits: ScriptLimits = { cpuMs: Number(values["cpu-ms"]), wallMs: Number(values["wall-ms"]), memMb: Number(values["mem-mb"]) };
   return { values, sources: loaded.sources, profile: loaded.profile, scriptPath, limits, staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
 }
 
-function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined): RouteHost {
+function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined, store: SqlStore | undefined): RouteHost {
   const { values } = config;
+  const audit = values.audit === "auto" ? (store ? "db" : "log") : values.audit;
   // One key for the session cookie and the CSRF tokens bound to it; random per start unless set.
   const sessionSecret = values["session-secret"] || randomHex(32);
   return createRouteHost({
@@ -138,7 +161,8 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
         : undefined,
       authorizer: policy ? policyAuthorizer(policy) : scopeAuthorizer(),
       csrf: createCsrfProtector({ secret: sessionSecret }),
-      audit: values.audit === "log" ? logAuditSink(logger) : undefined,
+      resources: store ? sqlResourceResolver(store) : undefined,
+      audit: audit === "db" && store ? sqlAuditSink(store) : audit === "log" ? logAuditSink(logger) : undefined,
     },
     runtime: (natives) =>
       engine ? inProcessScriptRuntime(engine, { natives, limits: config.limits }) : threadScriptRuntime(platform.spawnScriptThread, { natives, limits: config.limits, threads }),
@@ -172,14 +196,17 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
       return undefined;
     }
     const command = args.positionals[0];
-    if (command !== "serve" && command !== "routes" && command !== "bundle") return fail(runtime, command === undefined ? "a command is needed: serve, routes or bundle" : `unknown command ${command}`);
-    if (args.positionals.length > 1) return fail(runtime, `unexpected argument ${args.positionals[1]}`);
-    config = await loadConfig(runtime, args);
+    if (!COMMANDS.includes(command as never)) return fail(runtime, command === undefined ? `a command is needed: ${COMMANDS.join(", ")}` : `unknown command ${command}`);
+    const words = command === "resource" ? 2 : 1;
+    if (command === "resource" && args.positionals[1] !== "put") return fail(runtime, "resource takes one command: put");
+    if (args.positionals.length > words) return fail(runtime, `unexpected argument ${args.positionals[words]}`);
+    config = await loadConfig(runtime, { positionals: args.positionals.slice(words - 1), flags: args.flags }, command !== "audit" && command !== "resource");
   } catch (err) {
     if (err instanceof ConfigError) return fail(runtime, err.message);
     throw err;
   }
   if (args.positionals[0] === "bundle") return writeBundle(runtime, platform, config, lastFlag(args, "out"));
+  if (args.positionals[0] === "audit" || args.positionals[0] === "resource") return storeCommand(runtime, config, args);
   const logger = serviceLogger(runtime, "routes");
   const json = lastFlag(args, "json") === "true";
   const listing = args.positionals[0] === "routes";
@@ -197,8 +224,17 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
   } catch (err) {
     return fail(runtime, (err as Error).message);
   }
+  let store: SqlStore | undefined;
+  if (config.values.db && !listing) {
+    try {
+      store = await openSqlStore(runtime, config.values.db, runtime.env.ROUTES_DB_AUTH_TOKEN);
+      await prepareRoutesStore(store);
+    } catch (err) {
+      return fail(runtime, `--db ${config.values.db}: ${(err as Error).message}`);
+    }
+  }
   const engine = threads === 0 ? await loadQuickJS() : undefined;
-  const host = buildHost(platform, config, logger, threads, engine, policy);
+  const host = buildHost(platform, config, logger, threads, engine, policy, store);
 
   let bundle: ScriptBundle;
   try {
@@ -261,6 +297,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     ["script", config.scriptPath],
     ["routes", `${count("public")} public, ${count("auth") + count("auth?")} authenticated, ${count("mount")} mounts, ${count("static")} static (npm run routes -- routes --script ... lists them)`],
     ["dev page", config.values.dev ? `http://${server.hostname}:${server.port}${DEV_PAGE_PATH} (reloads on edit)` : undefined],
+    ["data", config.values.db ? `${config.values.db} (resources; audit ${config.values.audit === "auto" ? "db" : config.values.audit})` : undefined],
     ["authorized by", policyFile ? `policy file ${policyFile}` : inlinePolicy ? "the policy in ROUTES_POLICY" : "the token's scope, roles, groups or permissions"],
     ["tokens from", config.values.issuer ? `${config.values.issuer}${config.values.audience ? ` (aud ${config.values.audience})` : ""}` : "nobody: authenticated routes answer 500"],
     ["config", configSourcesLine(config.profile, config.sources)],
@@ -269,6 +306,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     logger.info("routes shutting down");
     await server.close();
     await host.close();
+    await store?.close();
     logger.info("routes stopped");
   });
   return server;
@@ -287,6 +325,73 @@ async function writeBundle(runtime: HostRuntime, platform: RoutesPlatform, confi
     return fail(runtime, (err as Error).message);
   }
   return undefined;
+}
+
+/** `--since`: RFC 3339, or a duration back from now (`90s`, `15m`, `2h`, `7d`). */
+export function sinceTime(value: string, now = Date.now()): string {
+  const m = /^(\d+)([smhd])$/.exec(value);
+  if (m) return new Date(now - Number(m[1]) * { s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7 }[m[2] as "s" | "m" | "h" | "d"]).toISOString();
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime()) || !/^\d{4}-\d\d-\d\d/.test(value)) throw new Error(`--since ${value}: expected RFC 3339 (2026-11-25T06:00:00Z) or a duration (15m, 2h, 7d)`);
+  return at.toISOString();
+}
+
+const OUTCOMES = ["allowed", "denied", "completed", "failed"] as const;
+
+/** `routes audit` and `routes resource put`: the SQL store without a server. */
+async function storeCommand(runtime: HostRuntime, config: Config, args: ParsedArgs): Promise<undefined> {
+  if (!config.values.db) return fail(runtime, `${args.positionals[0]} needs --db URL (or ROUTES_DB)`);
+  const flag = (name: string) => lastFlag(args, name);
+  let store: SqlStore;
+  try {
+    store = await openSqlStore(runtime, config.values.db, runtime.env.ROUTES_DB_AUTH_TOKEN);
+    await prepareRoutesStore(store);
+  } catch (err) {
+    return fail(runtime, `--db ${config.values.db}: ${(err as Error).message}`);
+  }
+  try {
+    if (args.positionals[0] === "resource") {
+      const type = flag("type");
+      const id = flag("id");
+      if (!type || !id) return fail(runtime, "resource put needs --type and --id");
+      let attributes: Record<string, unknown> = {};
+      const raw = flag("attributes");
+      if (raw !== undefined) {
+        try {
+          attributes = JSON.parse(raw) as Record<string, unknown>;
+        } catch {
+          return fail(runtime, "--attributes must be a JSON object");
+        }
+        if (attributes === null || typeof attributes !== "object" || Array.isArray(attributes)) return fail(runtime, "--attributes must be a JSON object");
+      }
+      await putResource(store, { type, id, tenantId: flag("tenant"), owner: flag("owner"), attributes });
+      runtime.print(`routes: ${type} ${id} stored`);
+      return undefined;
+    }
+    const outcome = flag("outcome");
+    if (outcome !== undefined && !OUTCOMES.includes(outcome as never)) return fail(runtime, `--outcome must be one of ${OUTCOMES.join(", ")}`);
+    const limit = flag("limit") === undefined ? 100 : Number(flag("limit"));
+    if (!Number.isInteger(limit) || limit < 1) return fail(runtime, "--limit must be a positive whole number");
+    let since: string | undefined;
+    try {
+      since = flag("since") === undefined ? undefined : sinceTime(flag("since")!);
+    } catch (err) {
+      return fail(runtime, (err as Error).message);
+    }
+    const events = await queryAudit(store, { since, actor: flag("actor"), outcome: outcome as AuditOutcome | undefined, limit });
+    if (lastFlag(args, "json") === "true") runtime.print(JSON.stringify(events, null, 2));
+    else runtime.print(formatAuditTable(events));
+    return undefined;
+  } finally {
+    await store.close();
+  }
+}
+
+export function formatAuditTable(events: AuditEvent[]): string {
+  const header = ["AT", "EVENT", "OUTCOME", "ACTOR", "ACTION", "STATUS", "REASON", "ROUTE", "REQUEST"];
+  const rows = events.map((e) => [e.at, e.event, e.outcome, e.actor?.id ?? "-", e.action ?? "-", e.statusCode === undefined ? "-" : String(e.statusCode), e.reason ?? "-", e.routeName ?? `${e.method} ${e.pattern}`, e.requestId]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")).join("\n");
 }
 
 function fail(runtime: HostRuntime, message: string): never {
