@@ -24,6 +24,7 @@ import { parseListenAddress, type HostRuntime, type RunningServer, type ServeEnv
 import * as v from "valibot";
 import { logAuditSink } from "./audit-log.ts";
 import { createBearerAuthenticator } from "./auth/bearer.ts";
+import { createBrowserSignIn, sessionOrBearer } from "./auth/browser.ts";
 import { createCsrfProtector } from "./auth/csrf.ts";
 import { policyAuthorizer, readPolicy, type Policy } from "./auth/policy.ts";
 import { randomHex } from "./session.ts";
@@ -58,6 +59,8 @@ export const routesSection = defineSection({
     threads: stringField({ default: "2", description: "Sandbox threads running handlers (0: on the serving thread, for debugging)", check: wholeNumber(0, 64) }),
     issuer: stringField({ default: "http://127.0.0.1:5556", description: "OIDC issuer whose access tokens authenticate requests (empty: no authenticator)" }),
     audience: stringField({ default: "", description: "Expected aud of JWT access tokens (empty: not checked)" }),
+    "client-id": stringField({ default: "public-spa", description: "Client id for browser sign-in at the issuer (/auth/login; redirect URI <origin>/auth/callback)" }),
+    "client-secret": stringField({ default: "", secret: true, description: "Its secret, for a confidential client" }),
     "policy-file": stringField({ default: "", description: "Policy (YAML or JSON) mapping roles to actions; ROUTES_POLICY gives one inline (neither: actions granted by the token's scope, roles, groups or permissions)" }),
     "introspection-client-id": stringField({ default: "", description: "Client id for introspecting opaque tokens at the issuer (empty: opaque tokens refused)" }),
     "introspection-client-secret": stringField({ default: "", secret: true, description: "Its secret" }),
@@ -146,19 +149,23 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
   const audit = values.audit === "auto" ? (store ? "db" : "log") : values.audit;
   // One key for the session cookie and the CSRF tokens bound to it; random per start unless set.
   const sessionSecret = values["session-secret"] || randomHex(32);
-  return createRouteHost({
+  // A program's bearer token, or a browser's session after /auth/login.
+  const bearer = values.issuer
+    ? createBearerAuthenticator({
+        issuer: values.issuer,
+        audience: values.audience || undefined,
+        introspection: values["introspection-client-id"] ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] } : undefined,
+      })
+    : undefined;
+  const signIn = values.issuer ? createBrowserSignIn({ issuer: values.issuer, clientId: values["client-id"], clientSecret: values["client-secret"] || undefined }) : undefined;
+  const authenticator = bearer && signIn ? sessionOrBearer(signIn.authenticator, bearer) : undefined;
+  const host = createRouteHost({
     dev: values.dev,
     logger,
     files: { tree: platform.files, root: config.staticRoot },
     session: { secret: sessionSecret },
     auth: {
-      authenticator: values.issuer
-        ? createBearerAuthenticator({
-            issuer: values.issuer,
-            audience: values.audience || undefined,
-            introspection: values["introspection-client-id"] ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] } : undefined,
-          })
-        : undefined,
+      authenticator,
       authorizer: policy ? policyAuthorizer(policy) : scopeAuthorizer(),
       csrf: createCsrfProtector({ secret: sessionSecret }),
       resources: store ? sqlResourceResolver(store) : undefined,
@@ -167,6 +174,8 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
     runtime: (natives) =>
       engine ? inProcessScriptRuntime(engine, { natives, limits: config.limits }) : threadScriptRuntime(platform.spawnScriptThread, { natives, limits: config.limits, threads }),
   });
+  signIn?.register(host);
+  return host;
 }
 
 /** The plan table as text: one line a route, so a reviewer sees at a glance what is public. */
@@ -299,6 +308,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     ["dev page", config.values.dev ? `http://${server.hostname}:${server.port}${DEV_PAGE_PATH} (reloads on edit)` : undefined],
     ["data", config.values.db ? `${config.values.db} (resources; audit ${config.values.audit === "auto" ? "db" : config.values.audit})` : undefined],
     ["authorized by", policyFile ? `policy file ${policyFile}` : inlinePolicy ? "the policy in ROUTES_POLICY" : "the token's scope, roles, groups or permissions"],
+    ["sign-in", config.values.issuer ? `http://${server.hostname}:${server.port}/auth/login (client ${config.values["client-id"]} at ${config.values.issuer})` : undefined],
     ["tokens from", config.values.issuer ? `${config.values.issuer}${config.values.audience ? ` (aud ${config.values.audience})` : ""}` : "nobody: authenticated routes answer 500"],
     ["config", configSourcesLine(config.profile, config.sources)],
   ]);

@@ -339,6 +339,13 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
           throw deny(new HostReply(401, "UNAUTHENTICATED", err.message, challenge ? { "www-authenticate": challenge } : {}), err.code);
         }
         if (!actor && plan.auth?.required) {
+          const signIn = request.method === "GET" && (request.headers.get("accept") ?? "").includes("text/html") ? auth.authenticator!.signInUrl?.(pipe) : undefined;
+          if (signIn) {
+            audit("denied", { reason: "no_credentials", statusCode: 302 });
+            response = new Response(null, { status: 302, headers: { location: signIn, "cache-control": "no-store" } });
+            if (hostSession.isNew) response.headers.append("set-cookie", await sessions.issue(hostSession));
+            return response;
+          }
           const challenge = auth.authenticator!.challenge?.(pipe);
           throw deny(new HostReply(401, "UNAUTHENTICATED", "this route needs credentials", challenge ? { "www-authenticate": challenge } : {}), "no_credentials");
         }

@@ -37,6 +37,9 @@ export interface Authenticator {
   authenticate(req: PipelineRequest): Promise<Actor | null> | Actor | null;
   /** The `WWW-Authenticate` value sent with a 401. */
   challenge?(req: PipelineRequest, error?: AuthenticationError): string | undefined;
+  /** Where a browser without credentials signs in: a page request (GET, accepting HTML) is
+   * redirected there instead of answered 401. */
+  signInUrl?(req: PipelineRequest): string | undefined;
 }
 
 export interface ResourceQuery {

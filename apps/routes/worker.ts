@@ -22,6 +22,7 @@ import { createLogger, type LogLevel } from "../../lib/log.ts";
 import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import { logAuditSink } from "./audit-log.ts";
 import { createBearerAuthenticator } from "./auth/bearer.ts";
+import { createBrowserSignIn, sessionOrBearer } from "./auth/browser.ts";
 import { createCsrfProtector } from "./auth/csrf.ts";
 import { randomHex } from "./session.ts";
 import { policyAuthorizer, readPolicy } from "./auth/policy.ts";
@@ -35,6 +36,9 @@ export interface RoutesWorkerEnv {
   STATIC?: R2Bucket;
   ROUTES_ISSUER?: string;
   ROUTES_AUDIENCE?: string;
+  /** Browser sign-in's client (default public-spa) and its secret. */
+  ROUTES_CLIENT_ID?: string;
+  ROUTES_CLIENT_SECRET?: string;
   /** A policy document (YAML or JSON), inline. */
   ROUTES_POLICY?: string;
   ROUTES_INTROSPECTION_CLIENT_ID?: string;
@@ -64,25 +68,29 @@ async function build(env: RoutesWorkerEnv): Promise<Served> {
   // One key for the session cookie and the CSRF tokens; random per isolate unless set.
   const sessionSecret = env.ROUTES_SESSION_SECRET || randomHex(32);
   const limits = { cpuMs: number(env.ROUTES_CPU_MS, DEFAULT_SCRIPT_LIMITS.cpuMs), wallMs: number(env.ROUTES_WALL_MS, DEFAULT_SCRIPT_LIMITS.wallMs), memMb: number(env.ROUTES_MEM_MB, DEFAULT_SCRIPT_LIMITS.memMb) };
+  // A program's bearer token, or a browser's session after /auth/login.
+  const bearer = issuer
+    ? createBearerAuthenticator({
+        issuer,
+        audience: env.ROUTES_AUDIENCE || undefined,
+        introspection: env.ROUTES_INTROSPECTION_CLIENT_ID ? { clientId: env.ROUTES_INTROSPECTION_CLIENT_ID, clientSecret: env.ROUTES_INTROSPECTION_CLIENT_SECRET ?? "" } : undefined,
+      })
+    : undefined;
+  const signIn = issuer ? createBrowserSignIn({ issuer, clientId: env.ROUTES_CLIENT_ID || undefined, clientSecret: env.ROUTES_CLIENT_SECRET || undefined }) : undefined;
   const host = createRouteHost({
     dev: env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1",
     logger,
     files: { tree: files, root: STATIC_ROOT },
     session: { secret: sessionSecret },
     auth: {
-      authenticator: issuer
-        ? createBearerAuthenticator({
-            issuer,
-            audience: env.ROUTES_AUDIENCE || undefined,
-            introspection: env.ROUTES_INTROSPECTION_CLIENT_ID ? { clientId: env.ROUTES_INTROSPECTION_CLIENT_ID, clientSecret: env.ROUTES_INTROSPECTION_CLIENT_SECRET ?? "" } : undefined,
-          })
-        : undefined,
+      authenticator: bearer && signIn ? sessionOrBearer(signIn.authenticator, bearer) : undefined,
       authorizer: env.ROUTES_POLICY ? policyAuthorizer(await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY")) : scopeAuthorizer(),
       csrf: createCsrfProtector({ secret: sessionSecret }),
       audit: env.ROUTES_AUDIT === "off" ? undefined : logAuditSink(logger),
     },
     runtime: (natives) => inProcessScriptRuntime(engine, { natives, limits }),
   });
+  signIn?.register(host);
   await host.loadScript(bundle.script);
   return withRequestId({ fetch: (request: Request) => host.fetch(request, { clientAddress: request.headers.get("cf-connecting-ip") ?? undefined }) }, { accessLog: env.ACCESS_LOG === "off" ? undefined : logger });
 }

@@ -8,7 +8,7 @@ import { request as httpRequest } from "node:http";
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startIdp, type StartedIdp } from "../../apps/idp/testing.ts";
-import { startService, type RunningService } from "../runtimes/service.ts";
+import { freePort, startService, type RunningService } from "../runtimes/service.ts";
 
 const AUDIENCE = "routes-contract";
 const CLIENTS = [
@@ -273,5 +273,44 @@ describe("authorization by a policy (ROUTES_POLICY)", () => {
     // The scope names the action itself, but this host goes by its policy.
     expect((await fetch(`${withPolicy.baseUrl}/me`, { headers: { authorization: `Bearer ${await token("reader", "notes:read")}` } })).status).toBe(403);
     expect(await (await fetch(`${withPolicy.baseUrl}/admin`, { headers: { authorization: `Bearer ${await token("outsider", "ops")}` } })).text()).toBe("admin only");
+  });
+});
+
+describe("browser sign-in (/auth/login, /auth/callback, /auth/logout)", () => {
+  let site: RunningService;
+  let provider: StartedIdp;
+  beforeAll(async () => {
+    // The provider's port is chosen first, so the host knows its issuer; the host's callback is
+    // known once it listens, so the provider (discovered on first use) starts after it.
+    const idpPort = await freePort();
+    site = await startService("routes", { env: { ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js", ROUTES_ISSUER: `http://127.0.0.1:${idpPort}`, ROUTES_CLIENT_ID: "site" } });
+    provider = await startIdp({ port: idpPort, clients: [{ client_id: "site", redirect_uris: [`${site.baseUrl}/auth/callback`], post_logout_redirect_uris: [`${site.baseUrl}/`], require_pkce: true }] });
+  });
+  afterAll(async () => {
+    await site?.stop();
+    await provider?.stop();
+  });
+
+  it("sends a page request to sign in, signs the user in with the code flow and PKCE, and back", async () => {
+    const page = await fetch(`${site.baseUrl}/me`, { headers: { accept: "text/html" }, redirect: "manual" });
+    expect(page.status).toBe(302);
+    expect(page.headers.get("location")).toBe("/auth/login?return_to=%2Fme");
+    const start = await fetch(`${site.baseUrl}/auth/login?return_to=%2Fme`, { redirect: "manual" });
+    const cookie = start.headers.get("set-cookie")!.split(";")[0]!;
+    const authorize = new URL(start.headers.get("location")!);
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${provider.issuer}/authorize`);
+    const login = await fetch(`${provider.url}/authorize`, { method: "POST", body: new URLSearchParams([...authorize.searchParams, ["login", "alice"]]), redirect: "manual" });
+    const callback = login.headers.get("location")!;
+    expect(callback.startsWith(`${site.baseUrl}/auth/callback?`)).toBe(true);
+    const back = await fetch(callback, { headers: { cookie }, redirect: "manual" });
+    expect(back.status).toBe(302);
+    expect(back.headers.get("location")).toBe("/me");
+    // The scope authorizer: the ID token of alice grants no notes:read, so the route says 403.
+    const me = await fetch(`${site.baseUrl}/me`, { headers: { cookie }, redirect: "manual" });
+    expect(me.status).toBe(403);
+    expect((await fetch(callback, { headers: { cookie }, redirect: "manual" })).status).toBe(400);
+    const out = await fetch(`${site.baseUrl}/auth/logout`, { headers: { cookie }, redirect: "manual" });
+    expect(new URL(out.headers.get("location")!).pathname).toBe("/end-session");
+    expect((await fetch(`${site.baseUrl}/me`, { headers: { cookie } })).status).toBe(401);
   });
 });

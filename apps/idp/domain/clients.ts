@@ -33,7 +33,8 @@ export const DEFAULT_REDIRECT_URIS = ["http://localhost:3000/callback", "http://
 /** The fixture secret of the builtin confidential client. */
 export const WEB_APP_SECRET = "web-app-secret";
 
-const SPA_REDIRECTS = ["http://localhost:8080/callback", "http://127.0.0.1:8080/callback"];
+/** An app on port 8080: a SPA's `/callback`, and the route host's sign-in (`/auth/callback`). */
+const SPA_REDIRECTS = ["http://localhost:8080/callback", "http://127.0.0.1:8080/callback", "http://localhost:8080/auth/callback", "http://127.0.0.1:8080/auth/callback"];
 const POST_LOGOUT_3000 = ["http://localhost:3000", "http://127.0.0.1:3000"];
 const POST_LOGOUT_8080 = ["http://localhost:8080", "http://127.0.0.1:8080"];
 

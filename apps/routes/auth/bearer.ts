@@ -16,6 +16,7 @@
  */
 import { DPOP_ALGS, DPOP_IAT_WINDOW_S, DpopError, verifyDpopProof } from "../../../lib/oauth/dpop.ts";
 import { loadJose, sha256Base64url } from "../../../lib/oauth/jose.ts";
+import { issuerMetadata, type IssuerMetadata } from "./issuer.ts";
 import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../services.ts";
 
 export interface BearerAuthenticatorOptions {
@@ -37,11 +38,7 @@ export interface BearerAuthenticatorOptions {
   realm?: string;
 }
 
-interface Discovery {
-  issuer: string;
-  jwks: ReturnType<typeof import("jose").createRemoteJWKSet>;
-  introspectionEndpoint?: string;
-}
+type Discovery = IssuerMetadata;
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
@@ -64,31 +61,13 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
   const now = options.now ?? Date.now;
   const cacheMs = options.introspectionCacheMs ?? 30_000;
   const realm = options.realm ?? "routes";
-  const issuer = options.issuer.replace(/\/+$/, "");
-  let discovery: Promise<Discovery> | undefined;
   const introspected = new Map<string, { claims: Record<string, unknown> | null; until: number }>();
   /** Verified JWTs until they expire: a JWT's validity is in itself, so checking it once is enough
    * (a signature check is most of a planned route's cost, bench/routes.bench.ts). */
   const verifiedJwts = new Map<string, { claims: Record<string, unknown>; until: number }>();
   const seenProofs = new Map<string, number>();
 
-  function discover(): Promise<Discovery> {
-    discovery ??= (async () => {
-      const res = await doFetch(`${issuer}/.well-known/openid-configuration`, { headers: { accept: "application/json" } });
-      if (!res.ok) throw new Error(`discovery at ${issuer} answered ${res.status}`);
-      const doc = (await res.json()) as { issuer?: string; jwks_uri?: string; introspection_endpoint?: string };
-      const { createRemoteJWKSet, customFetch } = await loadJose();
-      if (!doc.jwks_uri) throw new Error(`discovery at ${issuer} names no jwks_uri`);
-      return {
-        issuer: doc.issuer ?? issuer,
-        jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { cooldownDuration: options.jwksCooldownMs ?? 30_000, cacheMaxAge: 10 * 60_000, [customFetch]: (url: string, init: RequestInit) => doFetch(url, init) }),
-        introspectionEndpoint: doc.introspection_endpoint,
-      };
-    })();
-    // A failed discovery is tried again on the next request, not remembered.
-    discovery.catch(() => (discovery = undefined));
-    return discovery;
-  }
+  const discover = issuerMetadata(options.issuer, { fetch: doFetch, jwksCooldownMs: options.jwksCooldownMs });
 
   async function verifyJwt(token: string, d: Discovery): Promise<Record<string, unknown>> {
     const known = verifiedJwts.get(token);
