@@ -189,7 +189,7 @@ export function formatPlanTable(rows: RouteInfo[]): string {
     r.csrf ? "yes" : "-",
     r.action ?? "-",
     r.audit ?? "-",
-    r.at ?? "",
+    r.at ?? (r.source === "host" ? "(host)" : ""),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   return [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n");

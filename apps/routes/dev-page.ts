@@ -19,7 +19,7 @@ export function devPage(request: Request, host: RouteHost, scriptPath: string): 
 ${error ? html`<h2>The last edit did not load: the previous routes are still served</h2><div class="error" id="load-error">${error}</div>` : html`<p id="load-ok">The script loaded.</p>`}
 <table><thead><tr><th>method</th><th>pattern</th><th>access</th><th>resources</th><th>csrf</th><th>action</th><th>audit</th><th>at</th></tr></thead><tbody>
 ${rows.map(
-  (r) => html`<tr><td>${r.kind === "route" ? r.method : r.kind}</td><td><code>${r.pattern}</code></td><td class="${r.access}">${r.access}</td><td>${r.resources?.join(", ") ?? ""}</td><td>${r.csrf ? "yes" : ""}</td><td>${r.action ?? ""}</td><td>${r.audit ?? ""}</td><td>${r.at ?? ""}</td></tr>`,
+  (r) => html`<tr><td>${r.kind === "route" ? r.method : r.kind}</td><td><code>${r.pattern}</code></td><td class="${r.access}">${r.access}</td><td>${r.resources?.join(", ") ?? ""}</td><td>${r.csrf ? "yes" : ""}</td><td>${r.action ?? ""}</td><td>${r.audit ?? ""}</td><td>${r.at ?? (r.source === "host" ? "(host)" : "")}</td></tr>`,
 )}
 </tbody></table></body></html>`;
   return new Response(String(body), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
