@@ -28,6 +28,13 @@ export function serviceLogger(runtime: HostRuntime, service: string): Logger {
   });
 }
 
+/** Rows as aligned text columns, two spaces apart (the last column unpadded). */
+export function alignColumns(rows: readonly (readonly string[])[]): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n");
+}
+
 /** "profile dev (flag:--profile); addr from flag:--addr, client-id from env:IDP_CLIENT_ID", or "defaults". */
 export function configSourcesLine(profile: { name: string; source: string }, sources: Record<string, string>): string {
   const set = Object.entries(sources).filter(([, source]) => source !== "default" && !source.startsWith("derived:"));

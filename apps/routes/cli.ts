@@ -17,7 +17,7 @@ import { loadSection } from "../../lib/config/load.ts";
 import { booleanField, defineSection, envName, fieldNames, flagName, listenAddressCheck, stringField } from "../../lib/config/section.ts";
 import type { FileTree } from "../../lib/files/tree.ts";
 import { withRequestId } from "../../lib/http/request-id.ts";
-import { configSourcesLine, printBanner, serviceLogger } from "../../lib/cli-output.ts";
+import { alignColumns, configSourcesLine, printBanner, serviceLogger } from "../../lib/cli-output.ts";
 import type { Logger } from "../../lib/log.ts";
 import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import { parseListenAddress, type HostRuntime, type RunningServer, type ServeEnv } from "../../lib/runtime.ts";
@@ -191,8 +191,7 @@ export function formatPlanTable(rows: RouteInfo[]): string {
     r.audit ?? "-",
     r.at ?? (r.source === "host" ? "(host)" : ""),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  return [header, ...lines].map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n");
+  return alignColumns([header, ...lines]);
 }
 
 export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatform, argv: string[] = runtime.args): Promise<RunningServer | undefined> {
@@ -400,8 +399,7 @@ async function storeCommand(runtime: HostRuntime, config: Config, args: ParsedAr
 export function formatAuditTable(events: AuditEvent[]): string {
   const header = ["AT", "EVENT", "OUTCOME", "ACTOR", "ACTION", "STATUS", "REASON", "ROUTE", "REQUEST"];
   const rows = events.map((e) => [e.at, e.event, e.outcome, e.actor?.id ?? "-", e.action ?? "-", e.statusCode === undefined ? "-" : String(e.statusCode), e.reason ?? "-", e.routeName ?? `${e.method} ${e.pattern}`, e.requestId]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")).join("\n");
+  return alignColumns([header, ...rows]);
 }
 
 function fail(runtime: HostRuntime, message: string): never {

@@ -3,6 +3,7 @@
  * and the configuration as a YAML document in config-file shape, each value commented with its
  * source (`print-config`), or as JSON. Secret fields appear only as a short prefix.
  */
+import { alignColumns } from "../cli-output.ts";
 import type { Pair, Node as YamlNode } from "yaml";
 import type { Resolved } from "./layers.ts";
 import type { AnyFieldDef, SectionDef } from "./section.ts";
@@ -34,8 +35,7 @@ function showValue(value: unknown): string {
 export function formatFieldTable<F extends Record<string, AnyFieldDef>>(section: SectionDef<F>, resolved: Resolved<F>): string {
   const shown = displayValues(section, resolved);
   const rows = [["field", "value", "source"], ...Object.keys(section.fields).map((f) => [f, showValue(shown[f]), resolved.sources[f]!])];
-  const widths = [0, 1].map((col) => Math.max(...rows.map((r) => r[col]!.length)));
-  return rows.map((r) => `${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]}`.trimEnd()).join("\n");
+  return alignColumns(rows);
 }
 
 /** A config file that reproduces the resolved values (secrets masked), each commented with its source. */

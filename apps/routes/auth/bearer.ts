@@ -16,7 +16,7 @@
  */
 import { DPOP_ALGS, DPOP_IAT_WINDOW_S, DpopError, verifyDpopProof } from "../../../lib/oauth/dpop.ts";
 import { loadJose, sha256Base64url } from "../../../lib/oauth/jose.ts";
-import { issuerMetadata, type IssuerMetadata } from "./issuer.ts";
+import { basicAuth, issuerMetadata, type IssuerMetadata } from "./issuer.ts";
 import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../services.ts";
 
 export interface BearerAuthenticatorOptions {
@@ -103,10 +103,9 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
       if (!cached.claims) throw invalid("the token is not active");
       return cached.claims;
     }
-    const basic = btoa(`${encodeURIComponent(options.introspection.clientId)}:${encodeURIComponent(options.introspection.clientSecret)}`);
     const res = await doFetch(d.introspectionEndpoint, {
       method: "POST",
-      headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+      headers: { authorization: basicAuth(options.introspection.clientId, options.introspection.clientSecret), "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
       body: new URLSearchParams({ token }).toString(),
     });
     if (!res.ok) throw new Error(`introspection answered ${res.status}`);

@@ -18,7 +18,7 @@ import { loadJose, sha256Base64url } from "../../../lib/oauth/jose.ts";
 import type { RouteHost } from "../host.ts";
 import { AuthenticationError, type Actor, type Authenticator, type HostSession, type PipelineRequest } from "../services.ts";
 import { actorFromClaims } from "./bearer.ts";
-import { issuerMetadata } from "./issuer.ts";
+import { basicAuth, issuerMetadata } from "./issuer.ts";
 import { randomHex } from "../session.ts";
 
 export interface BrowserSignInOptions {
@@ -128,7 +128,7 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       const m = await metadata();
       const body = new URLSearchParams({ grant_type: "authorization_code", code: q.code, redirect_uri: `${new URL(ctx.raw.url).origin}/auth/callback`, code_verifier: pending.verifier, client_id: clientId });
       const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", accept: "application/json" };
-      if (options.clientSecret) headers.authorization = `Basic ${btoa(`${encodeURIComponent(clientId)}:${encodeURIComponent(options.clientSecret)}`)}`;
+      if (options.clientSecret) headers.authorization = basicAuth(clientId, options.clientSecret);
       const res = await doFetch(m.tokenEndpoint!, { method: "POST", headers, body: body.toString() });
       const tokens = (await res.json().catch(() => ({}))) as { id_token?: string; error?: string };
       if (!res.ok || !tokens.id_token) return page(401, `The code could not be exchanged${tokens.error ? `: ${tokens.error}` : ""}.`);

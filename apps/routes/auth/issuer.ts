@@ -5,6 +5,9 @@
  */
 import { loadJose } from "../../../lib/oauth/jose.ts";
 
+/** The `Authorization` value of a client authenticating with its secret (RFC 6749 §2.3.1). */
+export const basicAuth = (clientId: string, secret: string) => `Basic ${btoa(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`)}`;
+
 export interface IssuerMetadata {
   issuer: string;
   jwks: ReturnType<typeof import("jose").createRemoteJWKSet>;
