@@ -26,6 +26,7 @@ import { logAuditSink } from "./audit-log.ts";
 import { createBearerAuthenticator } from "./auth/bearer.ts";
 import { createBrowserSignIn, sessionOrBearer } from "./auth/browser.ts";
 import { createCsrfProtector } from "./auth/csrf.ts";
+import { renderValue } from "./render.ts";
 import { policyAuthorizer, readPolicy, type Policy } from "./auth/policy.ts";
 import { randomHex } from "./session.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
@@ -161,6 +162,7 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
   const authenticator = bearer && signIn ? sessionOrBearer(signIn.authenticator, bearer) : undefined;
   const host = createRouteHost({
     dev: values.dev,
+    renderer: renderValue,
     logger,
     files: { tree: platform.files, root: config.staticRoot },
     session: { secret: sessionSecret },

@@ -24,6 +24,7 @@ import { logAuditSink } from "./audit-log.ts";
 import { createBearerAuthenticator } from "./auth/bearer.ts";
 import { createBrowserSignIn, sessionOrBearer } from "./auth/browser.ts";
 import { createCsrfProtector } from "./auth/csrf.ts";
+import { renderValue } from "./render.ts";
 import { randomHex } from "./session.ts";
 import { policyAuthorizer, readPolicy } from "./auth/policy.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
@@ -78,6 +79,7 @@ async function build(env: RoutesWorkerEnv): Promise<Served> {
     : undefined;
   const signIn = issuer ? createBrowserSignIn({ issuer, clientId: env.ROUTES_CLIENT_ID || undefined, clientSecret: env.ROUTES_CLIENT_SECRET || undefined }) : undefined;
   const host = createRouteHost({
+    renderer: renderValue,
     dev: env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1",
     logger,
     files: { tree: files, root: STATIC_ROOT },
