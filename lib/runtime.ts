@@ -12,6 +12,8 @@ export interface ServeEnv {
    * chooses it, so handlers always find it here.
    */
   requestId?: string;
+  /** Set by the route host for a handler it mounted: the prefix it is mounted at ("/idp"). */
+  mountPrefix?: string;
 }
 
 export type FetchHandler = (request: Request, env: ServeEnv) => Response | Promise<Response>;

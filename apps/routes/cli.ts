@@ -27,6 +27,7 @@ import { createBearerAuthenticator } from "./auth/bearer.ts";
 import { createBrowserSignIn, sessionOrBearer } from "./auth/browser.ts";
 import { createCsrfProtector } from "./auth/csrf.ts";
 import { renderValue } from "./render.ts";
+import { idpMountable } from "./mountables.ts";
 import { policyAuthorizer, readPolicy, type Policy } from "./auth/policy.ts";
 import { randomHex } from "./session.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
@@ -145,7 +146,7 @@ async function loadConfig(runtime: HostRuntime, args: ParsedArgs, needsScript: b
   return { values, sources: loaded.sources, profile: loaded.profile, scriptPath, limits, staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
 }
 
-function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined, store: SqlStore | undefined): RouteHost {
+function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined, store: SqlStore | undefined, platformEnv: Record<string, string | undefined>): RouteHost {
   const { values } = config;
   const audit = values.audit === "auto" ? (store ? "db" : "log") : values.audit;
   // One key for the session cookie and the CSRF tokens bound to it; random per start unless set.
@@ -161,6 +162,7 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
   const signIn = values.issuer ? createBrowserSignIn({ issuer: values.issuer, clientId: values["client-id"], clientSecret: values["client-secret"] || undefined }) : undefined;
   const authenticator = bearer && signIn ? sessionOrBearer(signIn.authenticator, bearer) : undefined;
   const host = createRouteHost({
+    mountables: { idp: { handler: idpMountable({ logger: logger.child({ service: "idp" }), env: platformEnv }) } },
     dev: values.dev,
     renderer: renderValue,
     logger,
@@ -244,7 +246,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     }
   }
   const engine = threads === 0 ? await loadQuickJS() : undefined;
-  const host = buildHost(platform, config, logger, threads, engine, policy, store);
+  const host = buildHost(platform, config, logger, threads, engine, policy, store, runtime.env);
 
   let bundle: ScriptBundle;
   try {

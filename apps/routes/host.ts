@@ -478,11 +478,11 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
       if (!underPrefix(path, m.prefix) || m.excludePrefixes.some((p) => underPrefix(path, p))) continue;
       const rest = m.prefix === "/" ? path : path.slice(m.prefix.length);
       if (m.kind === "static") return serveStatic(m.dir, request, rest);
-      if (!m.stripPrefix) return m.handler(request, { ...env, requestId });
+      if (!m.stripPrefix) return m.handler(request, { ...env, requestId, mountPrefix: m.prefix });
       const inner = new URL(url);
       inner.pathname = rest === "" ? "/" : rest;
       const forwarded = new Request(inner, { method: request.method, headers: request.headers, body: request.body, redirect: request.redirect, signal: request.signal, duplex: "half" } as RequestInit);
-      return m.handler(forwarded, { ...env, requestId });
+      return m.handler(forwarded, { ...env, requestId, mountPrefix: m.prefix });
     }
 
     const routePath = path.length > 1 ? path.replace(/\/+$/, "") || "/" : path;

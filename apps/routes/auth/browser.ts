@@ -130,7 +130,7 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", accept: "application/json" };
       if (options.clientSecret) headers.authorization = basicAuth(clientId, options.clientSecret);
       const res = await doFetch(m.tokenEndpoint!, { method: "POST", headers, body: body.toString() });
-      const tokens = (await res.json().catch(() => ({}))) as { id_token?: string; error?: string };
+      const tokens = (await res.json().catch(() => ({}))) as { id_token?: string; scope?: string; error?: string };
       if (!res.ok || !tokens.id_token) return page(401, `The code could not be exchanged${tokens.error ? `: ${tokens.error}` : ""}.`);
       let claims: Record<string, unknown>;
       try {
@@ -142,7 +142,8 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       if (claims.nonce !== pending.nonce) return page(401, "The ID token is not for this sign-in (nonce).");
       let actor: Actor;
       try {
-        actor = { ...actorFromClaims(claims), kind: "user" };
+        // The ID token's claims, and the scope granted to this sign-in (authorizers read it).
+        actor = { ...actorFromClaims({ ...claims, scope: tokens.scope ?? scope }), kind: "user" };
       } catch (err) {
         if (err instanceof AuthenticationError) return page(401, err.message);
         throw err;

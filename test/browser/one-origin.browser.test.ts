@@ -1,0 +1,69 @@
+/**
+ * One origin in a real browser: a route host serving examples/routes/one-origin/app.js, with the
+ * identity provider mounted at /idp in the same process and browser sign-in against it.
+ */
+import { readFile } from "node:fs/promises";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { nodeRuntime } from "../../lib/adapters/node.ts";
+import { loadQuickJS } from "../../lib/sandbox/index.ts";
+import type { RunningServer } from "../../lib/runtime.ts";
+import { createBearerAuthenticator } from "../../apps/routes/auth/bearer.ts";
+import { createBrowserSignIn, sessionOrBearer } from "../../apps/routes/auth/browser.ts";
+import { scopeAuthorizer } from "../../apps/routes/auth/scope-authorizer.ts";
+import { createRouteHost, type RouteHost } from "../../apps/routes/host.ts";
+import { idpMountable } from "../../apps/routes/mountables.ts";
+import { renderValue } from "../../apps/routes/render.ts";
+import { inProcessScriptRuntime } from "../../apps/routes/script/runtime.ts";
+import { DEFAULT_SCRIPT_LIMITS } from "../../apps/routes/script/script-sandbox.ts";
+import { freePort, ROOT } from "../runtimes/service.ts";
+import { launchChromium } from "./chromium.ts";
+
+let browser: Browser;
+let host: RouteHost;
+let server: RunningServer;
+let base: string;
+
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  const issuer = `${base}/idp`;
+  const signIn = createBrowserSignIn({ issuer, clientId: "one-origin" });
+  const engine = await loadQuickJS();
+  host = createRouteHost({
+    renderer: renderValue,
+    // The mounted provider reads its settings as from the environment: this host's client.
+    mountables: { idp: { handler: idpMountable({ env: { IDP_CLIENT_ID: "one-origin", IDP_REDIRECT_URIS: `${base}/auth/callback` } }) } },
+    auth: { authenticator: sessionOrBearer(signIn.authenticator, createBearerAuthenticator({ issuer })), authorizer: scopeAuthorizer() },
+    runtime: (natives) => inProcessScriptRuntime(engine, { natives, limits: DEFAULT_SCRIPT_LIMITS }),
+  });
+  signIn.register(host);
+  await host.loadScript({ entry: "/app.js", files: { "/app.js": await readFile(`${ROOT}/examples/routes/one-origin/app.js`, "utf8") } });
+  server = await nodeRuntime().serve((req, env) => host.fetch(req, env), { hostname: "127.0.0.1", port });
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await host?.close();
+});
+
+test("a visitor opens a page, signs in at the mounted provider, and comes back signed in", async () => {
+  const page = await browser.newPage();
+  await page.goto(`${base}/`);
+  expect(await page.locator("h1").textContent()).toBe("One origin");
+  await page.goto(`${base}/me`);
+  // Sent to /auth/login, then to the provider's login page under /idp.
+  expect(new URL(page.url()).pathname).toBe("/idp/authorize");
+  await page.fill('input[name="login"]', "admin");
+  await page.click("#sign-in");
+  await page.waitForURL(`${base}/me`);
+  expect(await page.locator("h1").textContent()).toBe("Signed in");
+  expect(await page.locator("dd dd").nth(2).textContent()).toBe("admin@example.test");
+  if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/one-origin-me.png` });
+  await page.goto(`${base}/auth/logout`);
+  await page.goto(`${base}/me`);
+  expect(new URL(page.url()).pathname).toBe("/idp/authorize");
+  await page.close();
+});
