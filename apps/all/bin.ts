@@ -25,7 +25,7 @@ const USAGE = `usage: devservices <idp|sessions|routes|start> [arguments]  (devs
 
 const files = nodeFileTree();
 const sessions: SessionsHost = { files, threadRuntimes: (options) => createThreadRuntimes(nodeThreadSpawner(new URL("./sessions-thread.mjs", import.meta.url)), options) };
-const routes: RoutesPlatform = { files, spawnScriptThread: nodeThreadSpawner(new URL("./routes-thread.mjs", import.meta.url)) };
+const routes: RoutesPlatform = { files, spawnScriptThread: nodeThreadSpawner(new URL("./routes-thread.mjs", import.meta.url)), sessions };
 const helloExample = fileURLToPath(new URL("../examples/routes/hello/app.js", import.meta.url));
 
 const runtime = nodeRuntime();

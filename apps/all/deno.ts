@@ -6,4 +6,5 @@ import { createDenoThreadRuntimes } from "../sessions/live/deno-threads.ts";
 import { startAll } from "./start.ts";
 
 const files = denoFileTree();
-await startAll(denoRuntime(), { files, threadRuntimes: createDenoThreadRuntimes }, { files, spawnScriptThread: denoThreadSpawner(new URL("../routes/deno-thread.ts", import.meta.url)) });
+const sessions = { files, threadRuntimes: createDenoThreadRuntimes };
+await startAll(denoRuntime(), sessions, { files, spawnScriptThread: denoThreadSpawner(new URL("../routes/deno-thread.ts", import.meta.url)), sessions });

@@ -6,4 +6,5 @@ import { createNodeThreadRuntimes } from "../sessions/live/node-threads.ts";
 import { startAll } from "./start.ts";
 
 const files = nodeFileTree();
-await startAll(nodeRuntime(), { files, threadRuntimes: createNodeThreadRuntimes }, { files, spawnScriptThread: nodeThreadSpawner(new URL("../routes/node-thread.ts", import.meta.url)) });
+const sessions = { files, threadRuntimes: createNodeThreadRuntimes };
+await startAll(nodeRuntime(), sessions, { files, spawnScriptThread: nodeThreadSpawner(new URL("../routes/node-thread.ts", import.meta.url)), sessions });

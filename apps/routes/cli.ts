@@ -27,7 +27,8 @@ import { createBearerAuthenticator } from "./auth/bearer.ts";
 import { createBrowserSignIn, sessionOrBearer } from "./auth/browser.ts";
 import { createCsrfProtector } from "./auth/csrf.ts";
 import { renderValue } from "./render.ts";
-import { idpMountable } from "./mountables.ts";
+import { idpMountable, sessionsMountable, type SessionsMount } from "./mountables.ts";
+import type { SessionsHost } from "../sessions/cli.ts";
 import { policyAuthorizer, readPolicy, type Policy } from "./auth/policy.ts";
 import { randomHex } from "./session.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
@@ -127,6 +128,8 @@ export interface RoutesPlatform {
   files: FileTree;
   /** Threads for handlers (Node worker_threads, Deno Web Workers). */
   spawnScriptThread: SpawnScriptThread;
+  /** For `require("sessions").handler()`: the session service's files and threads. */
+  sessions?: SessionsHost;
 }
 
 type Config = Awaited<ReturnType<typeof loadConfig>>;
@@ -146,7 +149,7 @@ async function loadConfig(runtime: HostRuntime, args: ParsedArgs, needsScript: b
   return { values, sources: loaded.sources, profile: loaded.profile, scriptPath, limits, staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
 }
 
-function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined, store: SqlStore | undefined, platformEnv: Record<string, string | undefined>): RouteHost {
+function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined, store: SqlStore | undefined, platformEnv: Record<string, string | undefined>, sessionsMount: SessionsMount | undefined): RouteHost {
   const { values } = config;
   const audit = values.audit === "auto" ? (store ? "db" : "log") : values.audit;
   // One key for the session cookie and the CSRF tokens bound to it; random per start unless set.
@@ -162,7 +165,10 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
   const signIn = values.issuer ? createBrowserSignIn({ issuer: values.issuer, clientId: values["client-id"], clientSecret: values["client-secret"] || undefined }) : undefined;
   const authenticator = bearer && signIn ? sessionOrBearer(signIn.authenticator, bearer) : undefined;
   const host = createRouteHost({
-    mountables: { idp: { handler: idpMountable({ logger: logger.child({ service: "idp" }), env: platformEnv }) } },
+    mountables: {
+      idp: { handler: idpMountable({ logger: logger.child({ service: "idp" }), env: platformEnv }) },
+      ...(sessionsMount ? { sessions: { handler: sessionsMount.handler } } : {}),
+    },
     dev: values.dev,
     renderer: renderValue,
     logger,
@@ -246,7 +252,8 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     }
   }
   const engine = threads === 0 ? await loadQuickJS() : undefined;
-  const host = buildHost(platform, config, logger, threads, engine, policy, store, runtime.env);
+  const sessionsMount = platform.sessions ? sessionsMountable(runtime, platform.sessions, logger.child({ service: "sessions" })) : undefined;
+  const host = buildHost(platform, config, logger, threads, engine, policy, store, runtime.env, sessionsMount);
 
   let bundle: ScriptBundle;
   try {
@@ -319,6 +326,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     logger.info("routes shutting down");
     await server.close();
     await host.close();
+    await sessionsMount?.close();
     await store?.close();
     logger.info("routes stopped");
   });

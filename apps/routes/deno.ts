@@ -2,6 +2,8 @@
 import { denoRuntime } from "../../lib/adapters/deno.ts";
 import { denoFileTree } from "../../lib/adapters/deno-files.ts";
 import { denoThreadSpawner } from "../../lib/adapters/deno-threads.ts";
+import { createDenoThreadRuntimes } from "../sessions/live/deno-threads.ts";
 import { runRoutesCli } from "./cli.ts";
 
-await runRoutesCli(denoRuntime(), { files: denoFileTree(), spawnScriptThread: denoThreadSpawner(new URL("./deno-thread.ts", import.meta.url)) });
+const files = denoFileTree();
+await runRoutesCli(denoRuntime(), { files, spawnScriptThread: denoThreadSpawner(new URL("./deno-thread.ts", import.meta.url)), sessions: { files, threadRuntimes: createDenoThreadRuntimes } });

@@ -109,7 +109,12 @@ export interface RouteHost {
   close(): Promise<void>;
 }
 
-type Target = { kind: "script"; handler: number; at: string } | { kind: "host"; handler: HostHandler } | { kind: "raw"; handler: RawHandler };
+type Target =
+  | { kind: "script"; handler: number; at: string }
+  | { kind: "host"; handler: HostHandler }
+  | { kind: "raw"; handler: RawHandler }
+  /** A planned route whose target is a host mountable (`.mount(...)` on the Ready stage). */
+  | { kind: "mount"; handler: FetchHandler; prefix: string; strip: boolean; at: string };
 
 interface RouteEntry {
   plan?: RoutePlan;
@@ -209,6 +214,15 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
         case "route": {
           const plan = compileRoutePlan(r.plan);
           routes.push({ plan, method: plan.method, pattern: plan.parsed, rawPattern: plan.pattern, target: { kind: "script", handler: r.handler, at: r.at } });
+          break;
+        }
+        case "guardedMount": {
+          const plan = compileRoutePlan(r.plan);
+          const handler = mountTokens.get(r.mountable);
+          if (!handler) throw new Error(`${r.at}: unknown mountable`);
+          // The literal part before "/*": the mount's prefix (what stripPrefix removes).
+          const prefix = plan.parsed.path.endsWith("/*") ? plan.parsed.path.slice(0, -2) || "/" : plan.parsed.path;
+          routes.push({ plan, method: plan.method, pattern: plan.parsed, rawPattern: plan.pattern, target: { kind: "mount", handler, prefix, strip: r.stripPrefix, at: r.at } });
           break;
         }
         case "mount": {
@@ -384,7 +398,7 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
         csrfToken = await auth.csrf.token(hostSession);
         sessionUsed = true;
       }
-      const ran = await runHandler(entry, { planned: true, request, script: parsed, actor, resources, plan, csrfToken, requestId });
+      const ran = await runHandler(entry, { planned: true, request, script: parsed, bytes: body.bytes, actor, resources, plan, csrfToken, requestId });
       response = ran.response;
       sessionUsed ||= ran.sessionUsed;
     } catch (err) {
@@ -408,6 +422,8 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     planned: boolean;
     request: Request;
     script: ScriptRequest;
+    /** The body as received (a mounted target gets it unchanged). */
+    bytes?: Uint8Array;
     actor: Actor | null;
     resources: Record<string, ResourceRef | null>;
     plan: RoutePlan;
@@ -438,6 +454,14 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
         csrfToken: call.csrfToken,
       });
       return { response, sessionUsed };
+    }
+    if (target.kind === "mount") {
+      // The pipeline has passed: the request goes on as it came (its body was read: re-attached).
+      const url = new URL(call.request.url);
+      if (target.strip && target.prefix !== "/") url.pathname = url.pathname.slice(target.prefix.length) || "/";
+      const hasBody = call.bytes !== undefined && call.bytes.byteLength > 0;
+      const forwarded = new Request(url, { method: call.request.method, headers: call.request.headers, body: hasBody ? (call.bytes as Uint8Array<ArrayBuffer>) : undefined });
+      return { response: await target.handler(forwarded, { requestId: call.requestId, clientAddress: call.script.ip || undefined, mountPrefix: target.prefix }), sessionUsed: false };
     }
     if (target.kind !== "script") throw new Error("not a script route");
     if (!runtime) throw new HostReply(500, "NO_RUNTIME", "no script runtime is configured");
@@ -532,8 +556,8 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
       const rows: RouteInfo[] = [];
       for (const m of table.mounts) rows.push({ kind: m.kind, pattern: m.prefix, access: m.kind, source: "script", at: m.at });
       for (const r of table.routes) {
-        const source = r.target.kind === "script" ? "script" : "host";
-        const at = r.target.kind === "script" ? r.target.at : undefined;
+        const source = r.target.kind === "script" || r.target.kind === "mount" ? "script" : "host";
+        const at = r.target.kind === "script" || r.target.kind === "mount" ? r.target.at : undefined;
         if (!r.plan) {
           rows.push({ kind: "route", method: r.method, pattern: r.rawPattern, access: "raw", source });
           continue;

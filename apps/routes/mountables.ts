@@ -1,10 +1,16 @@
 /**
  * Mountables the command line installs, so one script can serve the other products behind its
- * own origin: `app.mount("/idp", require("idp").handler())` serves the identity provider in this
- * process, its issuer `<origin>/idp` (the mount's prefix, whether or not it is stripped).
+ * own origin:
+ * - `app.mount("/idp", require("idp").handler())` serves the identity provider in this process,
+ *   its issuer `<origin>/idp` (the mount's prefix, whether or not it is stripped);
+ * - `require("sessions").handler()` serves the session service's API, its sandboxes on this
+ *   host's threads, its rows in ROUTES_SESSIONS_DB (default `:memory:`, so it never shares a file
+ *   with a session service started beside it).
  */
+import { openSqlStore } from "../../lib/db/open.ts";
 import type { Logger } from "../../lib/log.ts";
-import type { FetchHandler } from "../../lib/runtime.ts";
+import type { FetchHandler, HostRuntime } from "../../lib/runtime.ts";
+import type { SessionsHost } from "../sessions/cli.ts";
 
 export interface IdpMountOptions {
   logger?: Logger;
@@ -27,5 +33,37 @@ export function idpMountable(options: IdpMountOptions = {}): FetchHandler {
     let app = apps.get(prefix);
     if (!app) apps.set(prefix, (app = build(prefix)));
     return (await app).fetch(request, env);
+  };
+}
+
+export interface SessionsMount {
+  handler: FetchHandler;
+  /** Ends the live sandboxes and closes the store, if the service was ever started. */
+  close(): Promise<void>;
+}
+
+export function sessionsMountable(runtime: HostRuntime, host: SessionsHost, logger?: Logger): SessionsMount {
+  let started: Promise<{ fetch: FetchHandler; close(): Promise<void> }> | undefined;
+  const start = async () => {
+    const [{ createSessionService }, { sandboxHostEnv }] = await Promise.all([import("../sessions/app.ts"), import("../sessions/domain/modules.ts")]);
+    const store = await openSqlStore(runtime, runtime.env.ROUTES_SESSIONS_DB || ":memory:");
+    let lost: (ids: string[], reason: string) => void = () => {};
+    const live = host.threadRuntimes({ threads: 1, hostEnv: sandboxHostEnv(runtime.env), onLost: (ids, reason) => lost(ids, reason) });
+    const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: runtime.resolvePath(runtime.cwd(), "libraries") }, logger });
+    lost = service.runtimesLost;
+    await service.ready;
+    return {
+      fetch: (request: Request, env: Parameters<FetchHandler>[1]) => service.app.fetch(request, env),
+      close: async () => {
+        await service.shutdown();
+        await store.close();
+      },
+    };
+  };
+  return {
+    handler: async (request, env) => (await (started ??= start())).fetch(request, env),
+    close: async () => {
+      if (started) await (await started).close();
+    },
   };
 }

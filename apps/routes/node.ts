@@ -2,6 +2,8 @@
 import { nodeRuntime } from "../../lib/adapters/node.ts";
 import { nodeFileTree } from "../../lib/adapters/node-files.ts";
 import { nodeThreadSpawner } from "../../lib/adapters/node-threads.ts";
+import { createNodeThreadRuntimes } from "../sessions/live/node-threads.ts";
 import { runRoutesCli } from "./cli.ts";
 
-await runRoutesCli(nodeRuntime(), { files: nodeFileTree(), spawnScriptThread: nodeThreadSpawner(new URL("./node-thread.ts", import.meta.url)) });
+const files = nodeFileTree();
+await runRoutesCli(nodeRuntime(), { files, spawnScriptThread: nodeThreadSpawner(new URL("./node-thread.ts", import.meta.url)), sessions: { files, threadRuntimes: createNodeThreadRuntimes } });

@@ -60,7 +60,7 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
 
 /** Reads the body (at most `maxBytes`) and parses it by content type. */
-export async function readBody(request: Request, maxBytes: number): Promise<{ body: HostValue; rawBody: string }> {
+export async function readBody(request: Request, maxBytes: number): Promise<{ body: HostValue; rawBody: string; bytes?: Uint8Array }> {
   // The method first: on @hono/node-server, touching `body` builds a full Request (costly).
   if (request.method === "GET" || request.method === "HEAD" || request.body === null) return { body: null, rawBody: "" };
   const declared = Number(request.headers.get("content-length") ?? NaN);
@@ -68,17 +68,17 @@ export async function readBody(request: Request, maxBytes: number): Promise<{ bo
   const bytes = new Uint8Array(await request.arrayBuffer());
   if (bytes.byteLength > maxBytes) throw new RequestBodyError("BODY_TOO_LARGE", `the request body is larger than ${maxBytes} bytes`);
   const rawBody = new TextDecoder().decode(bytes);
-  if (rawBody === "") return { body: null, rawBody };
+  if (rawBody === "") return { body: null, rawBody, bytes };
   const type = request.headers.get("content-type") ?? "";
   if (JSON_TYPE.test(type)) {
     try {
-      return { body: JSON.parse(rawBody) as HostValue, rawBody };
+      return { body: JSON.parse(rawBody) as HostValue, rawBody, bytes };
     } catch (err) {
       throw new RequestBodyError("INVALID_JSON", `the request body is not valid JSON: ${(err as Error).message}`);
     }
   }
-  if (FORM_TYPE.test(type)) return { body: multiMap(new URLSearchParams(rawBody)), rawBody };
-  return { body: rawBody, rawBody };
+  if (FORM_TYPE.test(type)) return { body: multiMap(new URLSearchParams(rawBody)), rawBody, bytes };
+  return { body: rawBody, rawBody, bytes };
 }
 
 export interface RequestFacts {

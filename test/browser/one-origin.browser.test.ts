@@ -1,6 +1,7 @@
 /**
  * One origin in a real browser: a route host serving examples/routes/one-origin/app.js, with the
- * identity provider mounted at /idp in the same process and browser sign-in against it.
+ * identity provider mounted at /idp and the session service at /sessions in the same process,
+ * browser sign-in against that provider, and the example's policy.
  */
 import { readFile } from "node:fs/promises";
 import type { Browser } from "playwright-core";
@@ -10,9 +11,11 @@ import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import type { RunningServer } from "../../lib/runtime.ts";
 import { createBearerAuthenticator } from "../../apps/routes/auth/bearer.ts";
 import { createBrowserSignIn, sessionOrBearer } from "../../apps/routes/auth/browser.ts";
-import { scopeAuthorizer } from "../../apps/routes/auth/scope-authorizer.ts";
+import { policyAuthorizer, readPolicy } from "../../apps/routes/auth/policy.ts";
+import { nodeFileTree } from "../../lib/adapters/node-files.ts";
+import { createNodeThreadRuntimes } from "../../apps/sessions/live/node-threads.ts";
 import { createRouteHost, type RouteHost } from "../../apps/routes/host.ts";
-import { idpMountable } from "../../apps/routes/mountables.ts";
+import { idpMountable, sessionsMountable, type SessionsMount } from "../../apps/routes/mountables.ts";
 import { renderValue } from "../../apps/routes/render.ts";
 import { inProcessScriptRuntime } from "../../apps/routes/script/runtime.ts";
 import { DEFAULT_SCRIPT_LIMITS } from "../../apps/routes/script/script-sandbox.ts";
@@ -23,6 +26,7 @@ let browser: Browser;
 let host: RouteHost;
 let server: RunningServer;
 let base: string;
+let sessions: SessionsMount;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -30,11 +34,13 @@ beforeAll(async () => {
   const issuer = `${base}/idp`;
   const signIn = createBrowserSignIn({ issuer, clientId: "one-origin" });
   const engine = await loadQuickJS();
+  sessions = sessionsMountable(nodeRuntime(), { files: nodeFileTree(), threadRuntimes: createNodeThreadRuntimes });
+  const policy = await readPolicy(await readFile(`${ROOT}/examples/routes/one-origin/policy.yaml`, "utf8"), "policy.yaml");
   host = createRouteHost({
     renderer: renderValue,
     // The mounted provider reads its settings as from the environment: this host's client.
-    mountables: { idp: { handler: idpMountable({ env: { IDP_CLIENT_ID: "one-origin", IDP_REDIRECT_URIS: `${base}/auth/callback` } }) } },
-    auth: { authenticator: sessionOrBearer(signIn.authenticator, createBearerAuthenticator({ issuer })), authorizer: scopeAuthorizer() },
+    mountables: { idp: { handler: idpMountable({ env: { IDP_CLIENT_ID: "one-origin", IDP_REDIRECT_URIS: `${base}/auth/callback` } }) }, sessions: { handler: sessions.handler } },
+    auth: { authenticator: sessionOrBearer(signIn.authenticator, createBearerAuthenticator({ issuer })), authorizer: policyAuthorizer(policy) },
     runtime: (natives) => inProcessScriptRuntime(engine, { natives, limits: DEFAULT_SCRIPT_LIMITS }),
   });
   signIn.register(host);
@@ -47,6 +53,7 @@ afterAll(async () => {
   await browser?.close();
   await server?.close();
   await host?.close();
+  await sessions?.close();
 });
 
 test("a visitor opens a page, signs in at the mounted provider, and comes back signed in", async () => {
@@ -62,8 +69,16 @@ test("a visitor opens a page, signs in at the mounted provider, and comes back s
   expect(await page.locator("h1").textContent()).toBe("Signed in");
   expect(await page.locator("dd dd").nth(2).textContent()).toBe("admin@example.test");
   if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/one-origin-me.png` });
+  // The session service behind sign-in: admin may use it, through the page's own session.
+  const health = await page.evaluate(async () => (await fetch("/sessions/api/v1/health")).json());
+  expect(health).toEqual({ status: "ok" });
   await page.goto(`${base}/auth/logout`);
   await page.goto(`${base}/me`);
   expect(new URL(page.url()).pathname).toBe("/idp/authorize");
+  // Another user is signed in, and the policy keeps them out of the session service.
+  await page.fill('input[name="login"]', "alice");
+  await page.click("#sign-in");
+  await page.waitForURL(`${base}/me`);
+  expect(await page.evaluate(async () => (await fetch("/sessions/api/v1/health")).status)).toBe(403);
   await page.close();
 });

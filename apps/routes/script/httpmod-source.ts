@@ -108,6 +108,13 @@ function ready(plan) {
       handlers.push(handler);
       return undefined;
     },
+    /** The route's target is a host mountable: the pipeline runs, then the request goes there. */
+    mount(mountable, options) {
+      const at = where();
+      const o = options === undefined || options === null ? {} : options;
+      toHost(host.route, { ...plan, mountable, stripPrefix: o.stripPrefix === true, at }, at);
+      return undefined;
+    },
   });
 }
 

@@ -38,6 +38,7 @@ export const DEFAULT_SCRIPT_LIMITS: ScriptLimits = { cpuMs: 5000, wallMs: 30_000
 
 export type Registration =
   | { kind: "route"; plan: Record<string, HostValue>; handler: number; at: string }
+  | { kind: "guardedMount"; plan: Record<string, HostValue>; mountable: string; stripPrefix: boolean; at: string }
   | { kind: "mount"; prefix: string; mountable: string; stripPrefix: boolean; excludePrefixes: string[]; at: string }
   | { kind: "static"; prefix: string; directory: string; at: string }
   | { kind: "assets"; prefix: string; assets: string; root: string; at: string };
@@ -192,9 +193,14 @@ export async function loadScriptSandbox(engine: SandboxEngine, bundle: ScriptBun
         owner(k);
         duringLoad("registering a route");
         const d = data as Record<string, HostValue>;
-        const { handler, at, ...plan } = d;
-        compileRoutePlan(plan); // throws RoutePlanError into the script, at the registering line
-        registrations.push({ kind: "route", plan: plan as Record<string, HostValue>, handler: handler as number, at: String(at) });
+        const { handler, at, mountable, stripPrefix, ...plan } = d;
+        const compiled = compileRoutePlan(plan); // throws RoutePlanError into the script, at the registering line
+        if (mountable === undefined) {
+          registrations.push({ kind: "route", plan: plan as Record<string, HostValue>, handler: handler as number, at: String(at) });
+          return;
+        }
+        if (stripPrefix && !compiled.parsed.path.endsWith("/*")) throw new TypeError(".mount(mountable, { stripPrefix: true }) needs a pattern that ends in /*");
+        registrations.push({ kind: "guardedMount", plan: plan as Record<string, HostValue>, mountable: token(mountable, "$mountable", mountTokens, ".mount(mountable)"), stripPrefix: stripPrefix === true, at: String(at) });
       },
       mount(k, data) {
         owner(k);
