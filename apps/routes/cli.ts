@@ -23,15 +23,11 @@ import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import { parseListenAddress, type HostRuntime, type RunningServer, type ServeEnv } from "../../lib/runtime.ts";
 import * as v from "valibot";
 import { logAuditSink } from "./audit-log.ts";
-import { createBearerAuthenticator } from "./auth/bearer.ts";
-import { createBrowserSignIn, sessionOrBearer } from "./auth/browser.ts";
-import { createCsrfProtector } from "./auth/csrf.ts";
 import { renderValue } from "./render.ts";
 import { idpMountable, sessionsMountable, type SessionsMount } from "./mountables.ts";
 import type { SessionsHost } from "../sessions/cli.ts";
-import { policyAuthorizer, readPolicy, type Policy } from "./auth/policy.ts";
-import { randomHex } from "./session.ts";
-import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
+import { readPolicy, type Policy } from "./auth/policy.ts";
+import { hostSecurity } from "./security.ts";
 import { DEV_PAGE_PATH, devPage } from "./dev-page.ts";
 import { createRouteHost, type RouteHost, type RouteInfo } from "./host.ts";
 import { readScriptBundle, readWorkerBundle, sameBundle } from "./script/read-bundle.ts";
@@ -152,18 +148,15 @@ async function loadConfig(runtime: HostRuntime, args: ParsedArgs, needsScript: b
 function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined, store: SqlStore | undefined, platformEnv: Record<string, string | undefined>, sessionsMount: SessionsMount | undefined): RouteHost {
   const { values } = config;
   const audit = values.audit === "auto" ? (store ? "db" : "log") : values.audit;
-  // One key for the session cookie and the CSRF tokens bound to it; random per start unless set.
-  const sessionSecret = values["session-secret"] || randomHex(32);
-  // A program's bearer token, or a browser's session after /auth/login.
-  const bearer = values.issuer
-    ? createBearerAuthenticator({
-        issuer: values.issuer,
-        audience: values.audience || undefined,
-        introspection: values["introspection-client-id"] ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] } : undefined,
-      })
-    : undefined;
-  const signIn = values.issuer ? createBrowserSignIn({ issuer: values.issuer, clientId: values["client-id"], clientSecret: values["client-secret"] || undefined }) : undefined;
-  const authenticator = bearer && signIn ? sessionOrBearer(signIn.authenticator, bearer) : undefined;
+  const security = hostSecurity({
+    issuer: values.issuer,
+    audience: values.audience,
+    introspection: values["introspection-client-id"] ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] } : undefined,
+    clientId: values["client-id"],
+    clientSecret: values["client-secret"],
+    sessionSecret: values["session-secret"],
+    policy,
+  });
   const host = createRouteHost({
     mountables: {
       idp: { handler: idpMountable({ logger: logger.child({ service: "idp" }), env: platformEnv }) },
@@ -173,18 +166,16 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
     renderer: renderValue,
     logger,
     files: { tree: platform.files, root: config.staticRoot },
-    session: { secret: sessionSecret },
+    session: security.session,
     auth: {
-      authenticator,
-      authorizer: policy ? policyAuthorizer(policy) : scopeAuthorizer(),
-      csrf: createCsrfProtector({ secret: sessionSecret }),
+      ...security.auth,
       resources: store ? sqlResourceResolver(store) : undefined,
       audit: audit === "db" && store ? sqlAuditSink(store) : audit === "log" ? logAuditSink(logger) : undefined,
     },
     runtime: (natives) =>
       engine ? inProcessScriptRuntime(engine, { natives, limits: config.limits }) : threadScriptRuntime(platform.spawnScriptThread, { natives, limits: config.limits, threads }),
   });
-  signIn?.register(host);
+  security.register(host);
   return host;
 }
 

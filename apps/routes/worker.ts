@@ -21,13 +21,9 @@ import { withRequestId } from "../../lib/http/request-id.ts";
 import { createLogger, type LogLevel } from "../../lib/log.ts";
 import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import { logAuditSink } from "./audit-log.ts";
-import { createBearerAuthenticator } from "./auth/bearer.ts";
-import { createBrowserSignIn, sessionOrBearer } from "./auth/browser.ts";
-import { createCsrfProtector } from "./auth/csrf.ts";
 import { renderValue } from "./render.ts";
-import { randomHex } from "./session.ts";
-import { policyAuthorizer, readPolicy } from "./auth/policy.ts";
-import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
+import { readPolicy } from "./auth/policy.ts";
+import { hostSecurity } from "./security.ts";
 import { createRouteHost } from "./host.ts";
 import { workerBundleFiles } from "./script/read-bundle.ts";
 import { inProcessScriptRuntime } from "./script/runtime.ts";
@@ -66,33 +62,29 @@ async function build(env: RoutesWorkerEnv): Promise<Served> {
   const engine = await loadQuickJS({ wasmModule });
   const issuer = env.ROUTES_ISSUER ?? "http://127.0.0.1:5556";
   const files = env.STATIC ? r2FileTree(env.STATIC as unknown as R2BucketLike) : memoryFileTree(workerBundleFiles(bundle, STATIC_ROOT.slice(1)));
-  // One key for the session cookie and the CSRF tokens; random per isolate unless set.
-  const sessionSecret = env.ROUTES_SESSION_SECRET || randomHex(32);
   const limits = { cpuMs: number(env.ROUTES_CPU_MS, DEFAULT_SCRIPT_LIMITS.cpuMs), wallMs: number(env.ROUTES_WALL_MS, DEFAULT_SCRIPT_LIMITS.wallMs), memMb: number(env.ROUTES_MEM_MB, DEFAULT_SCRIPT_LIMITS.memMb) };
-  // A program's bearer token, or a browser's session after /auth/login.
-  const bearer = issuer
-    ? createBearerAuthenticator({
-        issuer,
-        audience: env.ROUTES_AUDIENCE || undefined,
-        introspection: env.ROUTES_INTROSPECTION_CLIENT_ID ? { clientId: env.ROUTES_INTROSPECTION_CLIENT_ID, clientSecret: env.ROUTES_INTROSPECTION_CLIENT_SECRET ?? "" } : undefined,
-      })
-    : undefined;
-  const signIn = issuer ? createBrowserSignIn({ issuer, clientId: env.ROUTES_CLIENT_ID || undefined, clientSecret: env.ROUTES_CLIENT_SECRET || undefined }) : undefined;
+  const security = hostSecurity({
+    issuer,
+    audience: env.ROUTES_AUDIENCE,
+    introspection: env.ROUTES_INTROSPECTION_CLIENT_ID ? { clientId: env.ROUTES_INTROSPECTION_CLIENT_ID, clientSecret: env.ROUTES_INTROSPECTION_CLIENT_SECRET ?? "" } : undefined,
+    clientId: env.ROUTES_CLIENT_ID,
+    clientSecret: env.ROUTES_CLIENT_SECRET,
+    sessionSecret: env.ROUTES_SESSION_SECRET,
+    policy: env.ROUTES_POLICY ? await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY") : undefined,
+  });
   const host = createRouteHost({
     renderer: renderValue,
     dev: env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1",
     logger,
     files: { tree: files, root: STATIC_ROOT },
-    session: { secret: sessionSecret },
+    session: security.session,
     auth: {
-      authenticator: bearer && signIn ? sessionOrBearer(signIn.authenticator, bearer) : undefined,
-      authorizer: env.ROUTES_POLICY ? policyAuthorizer(await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY")) : scopeAuthorizer(),
-      csrf: createCsrfProtector({ secret: sessionSecret }),
+      ...security.auth,
       audit: env.ROUTES_AUDIT === "off" ? undefined : logAuditSink(logger),
     },
     runtime: (natives) => inProcessScriptRuntime(engine, { natives, limits }),
   });
-  signIn?.register(host);
+  security.register(host);
   await host.loadScript(bundle.script);
   return withRequestId({ fetch: (request: Request) => host.fetch(request, { clientAddress: request.headers.get("cf-connecting-ip") ?? undefined }) }, { accessLog: env.ACCESS_LOG === "off" ? undefined : logger });
 }

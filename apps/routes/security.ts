@@ -1,0 +1,49 @@
+/**
+ * The security services the command line and the Worker configure alike, from their settings:
+ * one key for the session cookie and the CSRF tokens bound to it (random per process unless
+ * set); a program's bearer token or a browser's session after `/auth/login`; the policy
+ * authorizer when a policy is given, else the scope authorizer.
+ */
+import { createBearerAuthenticator } from "./auth/bearer.ts";
+import { createBrowserSignIn, sessionOrBearer } from "./auth/browser.ts";
+import { createCsrfProtector } from "./auth/csrf.ts";
+import { policyAuthorizer, type Policy } from "./auth/policy.ts";
+import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
+import type { RouteHost } from "./host.ts";
+import type { AuthServices } from "./services.ts";
+import { randomHex } from "./session.ts";
+
+export interface HostSecuritySettings {
+  /** Empty or unset: no authenticator (authenticated routes answer 500) and no sign-in. */
+  issuer?: string;
+  audience?: string;
+  introspection?: { clientId: string; clientSecret: string };
+  /** Browser sign-in's client (default public-spa) and its secret. */
+  clientId?: string;
+  clientSecret?: string;
+  sessionSecret?: string;
+  policy?: Policy;
+}
+
+export interface HostSecurity {
+  session: { secret: string };
+  auth: Required<Pick<AuthServices, "authorizer" | "csrf">> & Pick<AuthServices, "authenticator">;
+  /** Adds the sign-in routes (`/auth/*`) to the host, when there is an issuer. */
+  register(host: RouteHost): void;
+}
+
+export function hostSecurity(settings: HostSecuritySettings): HostSecurity {
+  const secret = settings.sessionSecret || randomHex(32);
+  const issuer = settings.issuer;
+  const bearer = issuer ? createBearerAuthenticator({ issuer, audience: settings.audience || undefined, introspection: settings.introspection }) : undefined;
+  const signIn = issuer ? createBrowserSignIn({ issuer, clientId: settings.clientId || undefined, clientSecret: settings.clientSecret || undefined }) : undefined;
+  return {
+    session: { secret },
+    auth: {
+      authenticator: bearer && signIn ? sessionOrBearer(signIn.authenticator, bearer) : undefined,
+      authorizer: settings.policy ? policyAuthorizer(settings.policy) : scopeAuthorizer(),
+      csrf: createCsrfProtector({ secret }),
+    },
+    register: (host) => signIn?.register(host),
+  };
+}
