@@ -398,7 +398,7 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
         csrfToken = await auth.csrf.token(hostSession);
         sessionUsed = true;
       }
-      const ran = await runHandler(entry, { planned: true, request, script: parsed, bytes: body.bytes, actor, resources, plan, csrfToken, requestId });
+      const ran = await runHandler(entry, { request, script: parsed, bytes: body.bytes, actor, resources, plan, csrfToken, requestId });
       response = ran.response;
       sessionUsed ||= ran.sessionUsed;
     } catch (err) {
@@ -419,7 +419,6 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
   }
 
   interface HandlerCall {
-    planned: boolean;
     request: Request;
     script: ScriptRequest;
     /** The body as received (a mounted target gets it unchanged). */
@@ -466,7 +465,6 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     if (target.kind !== "script") throw new Error("not a script route");
     if (!runtime) throw new HostReply(500, "NO_RUNTIME", "no script runtime is configured");
     const outcome: DispatchOutcome = await runtime.dispatch(target.handler, {
-      planned: call.planned,
       request: call.script as unknown as HostValue,
       actor: call.actor as unknown as HostValue,
       resources: call.resources as unknown as HostValue,

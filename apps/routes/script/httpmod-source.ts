@@ -239,7 +239,8 @@ function dispatch(index, text) {
   // Reading the session is what gives a new session its cookie (apps/routes/session.ts).
   const session = { value: input.request.session, used: false };
   Object.defineProperty(input.request, "session", { get() { session.used = true; return session.value; }, enumerable: true });
-  const out = handler(input.planned ? new PlannedContext(input) : input.request, res);
+  // Every script route is planned (the handler-only overload is gone): handlers get (ctx, res).
+  const out = handler(new PlannedContext(input), res);
   if (out !== null && typeof out === "object" && typeof out.then === "function") return out.then((v) => complete(res, v, session));
   return complete(res, out, session);
 }

@@ -65,7 +65,6 @@ export type DispatchOutcome =
 
 /** The input of one handler call. */
 export interface DispatchInput {
-  planned: boolean;
   request: HostValue;
   actor?: HostValue;
   resources?: HostValue;
