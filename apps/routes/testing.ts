@@ -4,7 +4,7 @@ import { createRouteHost, type RouteHost, type RouteHostOptions } from "./host.t
 import { inProcessScriptRuntime } from "./script/runtime.ts";
 import { DEFAULT_SCRIPT_LIMITS, type ScriptLimits } from "./script/script-sandbox.ts";
 
-export async function scriptHost(source: string, options: Omit<RouteHostOptions, "runtime"> & { limits?: Partial<ScriptLimits>; files?: RouteHostOptions["files"]; extraFiles?: Record<string, string> } = {}): Promise<RouteHost> {
+export async function scriptHost(source: string, options: Omit<RouteHostOptions, "runtime"> & { limits?: Partial<ScriptLimits>; extraFiles?: Record<string, string> } = {}): Promise<RouteHost> {
   const engine = await loadQuickJS();
   const { limits, extraFiles, ...rest } = options;
   const host = createRouteHost({ ...rest, runtime: (natives) => inProcessScriptRuntime(engine, { natives, limits: { ...DEFAULT_SCRIPT_LIMITS, ...limits } }) });
