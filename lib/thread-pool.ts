@@ -9,16 +9,26 @@
  * exits, or stays silent past a call's `timeoutMs` once it is ready (hung in a native operation
  * nothing can interrupt), is terminated and replaced; its calls reject with `ThreadCallError`
  * (`lost: true`) and `onThreadLost` tells the owner, whose per-thread `state` says what lived there.
+ * While a call runs, the thread may also ask the host a question (`ask`; the caller's `onAsk`
+ * answers it), for work only the host can do, such as a query on its database.
  */
 import type { SpawnThread, ThreadEndpoint, ThreadPort } from "./threads.ts";
 
-export type PoolMessage<Init, Req> = { t: "init"; init: Init } | { t: "call"; id: number; req: Req };
+export type PoolMessage<Init, Req> =
+  | { t: "init"; init: Init }
+  | { t: "call"; id: number; req: Req }
+  | { t: "answer"; ask: number; ok: true; value: unknown }
+  | { t: "answer"; ask: number; ok: false; message: string; code?: string };
 
 export type PoolReply<Res, Ev> =
   | { t: "ready" }
   | { t: "event"; id: number; event: Ev }
+  | { t: "ask"; id: number; ask: number; question: unknown }
   | { t: "done"; id: number; res: Res }
   | { t: "fail"; id: number; code?: string; message: string };
+
+/** How the host answers a thread's question during a call (a rejection goes back as an error). */
+export type AskHandler = (question: unknown) => Promise<unknown> | unknown;
 
 /** A call that did not get an answer: the thread failed it (`code` from the thread), or was lost. */
 export class ThreadCallError extends Error {
@@ -55,7 +65,7 @@ export interface ThreadPool<Req, Res, Ev, S> {
   /** The thread `better` prefers among all (threads are started up to `size` first). */
   pick(better: (a: PoolThread<S>, b: PoolThread<S>) => boolean): PoolThread<S>;
   /** Posts a call; `timeoutMs` arms the watchdog once the thread is ready. */
-  call(thread: PoolThread<S>, req: Req, timeoutMs: number, onEvent?: (event: Ev) => void): Promise<Res>;
+  call(thread: PoolThread<S>, req: Req, timeoutMs: number, onEvent?: (event: Ev) => void, onAsk?: AskHandler): Promise<Res>;
   /** Live threads (possibly fewer than `size` before the first `pick`). */
   threads(): readonly PoolThread<S>[];
   shutdown(): void;
@@ -65,6 +75,7 @@ interface Pending<Res, Ev> {
   resolve: (res: Res) => void;
   reject: (err: Error) => void;
   onEvent?: (event: Ev) => void;
+  onAsk?: AskHandler;
   timeoutMs: number;
   timer?: ReturnType<typeof setTimeout>;
 }
@@ -107,6 +118,10 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
     }
     const pending = thread.pending.get(message.id);
     if (!pending) return;
+    if (message.t === "ask") {
+      answer(thread, message.ask, pending.onAsk, message.question);
+      return;
+    }
     if (message.t === "event") {
       try {
         pending.onEvent?.(message.event);
@@ -120,6 +135,19 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
     clearTimeout(pending.timer);
     if (message.t === "done") pending.resolve(message.res);
     else pending.reject(new ThreadCallError(message.message, { code: message.code, lost: false }));
+  }
+
+  function answer(thread: Thread<Req, Res, Ev, S>, ask: number, onAsk: AskHandler | undefined, question: unknown): void {
+    void (async () => {
+      if (!onAsk) throw new Error("this call takes no questions");
+      return onAsk(question);
+    })().then(
+      (value) => !thread.dead && thread.port.post({ t: "answer", ask, ok: true, value }),
+      (err: unknown) => {
+        const code = (err as { code?: unknown } | null)?.code;
+        if (!thread.dead) thread.port.post({ t: "answer", ask, ok: false, message: err instanceof Error ? err.message : String(err), code: typeof code === "string" ? code : undefined });
+      },
+    );
   }
 
   function lose(thread: Thread<Req, Res, Ev, S>, reason: string): void {
@@ -149,12 +177,12 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
       while (threads.length < Math.max(1, size())) start();
       return threads.reduce((a, b) => (better(b, a) ? b : a));
     },
-    call(t, req, timeoutMs, onEvent) {
+    call(t, req, timeoutMs, onEvent, onAsk) {
       const thread = t as Thread<Req, Res, Ev, S>;
       if (thread.dead || shuttingDown) return Promise.reject(new ThreadCallError(shuttingDown ? "the pool is shutting down" : "the thread is gone", { lost: true }));
       return new Promise<Res>((resolve, reject) => {
         const id = nextId++;
-        const pending: Pending<Res, Ev> = { resolve, reject, onEvent, timeoutMs };
+        const pending: Pending<Res, Ev> = { resolve, reject, onEvent, onAsk, timeoutMs };
         if (thread.ready) watch(thread, pending);
         thread.pending.set(id, pending);
         thread.inFlight++;
@@ -175,13 +203,24 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
 /** The thread's side: `init` once (its answer is awaited before any call runs), then `handle` calls. */
 export interface ThreadService<Init, Req, Res, Ev> {
   init(init: Init): Promise<void> | void;
-  /** A thrown error with a string `code` is passed back with that code. */
-  handle(req: Req, emit: (event: Ev) => void): Promise<Res>;
+  /** A thrown error with a string `code` is passed back with that code. `ask` puts a question to
+   * the caller's `onAsk` while this call runs (it rejects with the host's message and code). */
+  handle(req: Req, emit: (event: Ev) => void, ask: (question: unknown) => Promise<unknown>): Promise<Res>;
 }
 
 export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<PoolMessage<Init, Req>, PoolReply<Res, Ev>>, service: ThreadService<Init, Req, Res, Ev>): void {
   let initialized: Promise<void> | undefined;
+  let nextAsk = 1;
+  const asked = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
   endpoint.listen((message) => {
+    if (message.t === "answer") {
+      const waiter = asked.get(message.ask);
+      if (!waiter) return;
+      asked.delete(message.ask);
+      if (message.ok) waiter.resolve(message.value);
+      else waiter.reject(Object.assign(new Error(message.message), message.code ? { code: message.code } : {}));
+      return;
+    }
     if (message.t === "init") {
       initialized = Promise.resolve().then(() => service.init(message.init));
       // Ready either way: a failed init fails each call with its message.
@@ -196,7 +235,13 @@ export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<Po
       try {
         if (!initialized) throw new Error("the thread was not initialised");
         await initialized;
-        const res = await service.handle(req, (event) => endpoint.post({ t: "event", id, event }));
+        const ask = (question: unknown) =>
+          new Promise<unknown>((resolve, reject) => {
+            const n = nextAsk++;
+            asked.set(n, { resolve, reject });
+            endpoint.post({ t: "ask", id, ask: n, question });
+          });
+        const res = await service.handle(req, (event) => endpoint.post({ t: "event", id, event }), ask);
         endpoint.post({ t: "done", id, res });
       } catch (err) {
         const code = (err as { code?: unknown } | null)?.code;

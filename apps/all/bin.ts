@@ -26,7 +26,8 @@ const USAGE = `usage: devservices <idp|sessions|routes|start> [arguments]  (devs
 const files = nodeFileTree();
 const sessions: SessionsHost = { files, threadRuntimes: (options) => createThreadRuntimes(nodeThreadSpawner(new URL("./sessions-thread.mjs", import.meta.url)), options) };
 const routes: RoutesPlatform = { files, spawnScriptThread: nodeThreadSpawner(new URL("./routes-thread.mjs", import.meta.url)), sessions };
-const helloExample = fileURLToPath(new URL("../examples/routes/hello/app.js", import.meta.url));
+const example = (path: string) => fileURLToPath(new URL(`../examples/routes/${path}`, import.meta.url));
+const notesExample = ["--script", example("app.js"), "--issuer", "/idp", "--policy-file", example("policy.yaml"), "--db", "file:./data/routes.db"];
 
 const runtime = nodeRuntime();
 const [service, ...rest] = runtime.args;
@@ -42,7 +43,7 @@ switch (service) {
     await runRoutesCli(forService, routes);
     break;
   case "start":
-    await startAll(forService, sessions, routes, helloExample);
+    await startAll(forService, sessions, routes, notesExample);
     break;
   default:
     if (service === "--help" || service === "-h" || service === "help") runtime.print(USAGE);

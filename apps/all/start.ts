@@ -13,8 +13,12 @@ import { runIdpCli } from "../idp/cli.ts";
 import { runRoutesCli, type RoutesPlatform } from "../routes/cli.ts";
 import { runSessionsCli, type SessionsHost } from "../sessions/cli.ts";
 
-/** The route host serves this example unless a script is named (flag, ROUTES_SCRIPT, config). */
-export const DEFAULT_ROUTES_SCRIPT = "examples/routes/hello/app.js";
+/**
+ * Unless a script is named (flag, ROUTES_SCRIPT, config file), the route host serves the notes
+ * example on :8080 with the identity provider and the session service mounted in it, its policy,
+ * and its notes and audit events in ./data/routes.db.
+ */
+export const DEFAULT_ROUTES_ARGS = ["--script", "examples/routes/app.js", "--issuer", "/idp", "--policy-file", "examples/routes/policy.yaml", "--db", "file:./data/routes.db"];
 
 const SERVICES = ["idp", "sessions", "routes"] as const;
 type Service = (typeof SERVICES)[number];
@@ -37,7 +41,7 @@ export function splitServiceFlags(argv: readonly string[]): Record<Service, stri
   return out;
 }
 
-export async function startAll(runtime: HostRuntime, sessions: SessionsHost, routes: RoutesPlatform, defaultScript = DEFAULT_ROUTES_SCRIPT): Promise<void> {
+export async function startAll(runtime: HostRuntime, sessions: SessionsHost, routes: RoutesPlatform, defaultRoutesArgs: readonly string[] = DEFAULT_ROUTES_ARGS): Promise<void> {
   let flags: Record<Service, string[]>;
   try {
     flags = splitServiceFlags(runtime.args);
@@ -48,5 +52,5 @@ export async function startAll(runtime: HostRuntime, sessions: SessionsHost, rou
   const scriptNamed = runtime.env.ROUTES_SCRIPT || flags.routes.some((w) => w === "--script" || w.startsWith("--script=") || w === "--config-file" || w.startsWith("--config-file="));
   await runIdpCli(runtime, ["serve-dev", ...flags.idp]);
   await runSessionsCli(runtime, sessions, ["serve", ...flags.sessions]);
-  await runRoutesCli(runtime, routes, ["serve", ...(scriptNamed ? [] : ["--script", defaultScript]), ...flags.routes]);
+  await runRoutesCli(runtime, routes, ["serve", ...(scriptNamed ? [] : defaultRoutesArgs), ...flags.routes]);
 }

@@ -24,6 +24,7 @@ import { parseListenAddress, type HostRuntime, type RunningServer, type ServeEnv
 import * as v from "valibot";
 import { logAuditSink } from "./audit-log.ts";
 import { renderValue } from "./render.ts";
+import { storeServices } from "./script-services.ts";
 import { idpMountable, sessionsMountable, type SessionsMount } from "./mountables.ts";
 import type { SessionsHost } from "../sessions/cli.ts";
 import { readPolicy, type Policy } from "./auth/policy.ts";
@@ -56,7 +57,7 @@ export const routesSection = defineSection({
     }),
     dev: booleanField({ default: false, description: "Development mode: reload the script when it changes, error messages in 500s, a dev page at /_routes" }),
     threads: stringField({ default: "2", description: "Sandbox threads running handlers (0: on the serving thread, for debugging)", check: wholeNumber(0, 64) }),
-    issuer: stringField({ default: "http://127.0.0.1:5556", description: "OIDC issuer whose access tokens authenticate requests (empty: no authenticator)" }),
+    issuer: stringField({ default: "http://127.0.0.1:5556", description: "OIDC issuer whose access tokens authenticate requests and where browsers sign in; a path (/idp) is this host's own origin plus that path, for an identity provider the script mounts there (empty: no authenticator)" }),
     audience: stringField({ default: "", description: "Expected aud of JWT access tokens (empty: not checked)" }),
     "client-id": stringField({ default: "public-spa", description: "Client id for browser sign-in at the issuer (/auth/login; redirect URI <origin>/auth/callback)" }),
     "client-secret": stringField({ default: "", secret: true, description: "Its secret, for a confidential client" }),
@@ -145,11 +146,26 @@ async function loadConfig(runtime: HostRuntime, args: ParsedArgs, needsScript: b
   return { values, sources: loaded.sources, profile: loaded.profile, scriptPath, limits, staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
 }
 
+/** This host's origin as a browser on this machine reaches it (0.0.0.0 and :: by loopback). */
+function ownOrigin(addr: string): string {
+  const { hostname, port } = parseListenAddress(addr);
+  const host = hostname === "0.0.0.0" || hostname === "::" || hostname === "" ? "127.0.0.1" : hostname.includes(":") ? `[${hostname}]` : hostname;
+  return `http://${host}:${port}`;
+}
+
+/** The issuer setting as a URL: a path names an identity provider mounted on this host. */
+export function issuerUrl(issuer: string, addr: string): string {
+  return issuer.startsWith("/") ? `${ownOrigin(addr)}${issuer.replace(/\/+$/, "")}` : issuer;
+}
+
 function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined, store: SqlStore | undefined, platformEnv: Record<string, string | undefined>, sessionsMount: SessionsMount | undefined): RouteHost {
   const { values } = config;
   const audit = values.audit === "auto" ? (store ? "db" : "log") : values.audit;
+  const ownIssuer = values.issuer.startsWith("/");
+  // A provider mounted here accepts this host's sign-in callback (and logout back to it).
+  const idpEnv = ownIssuer && !platformEnv.IDP_REDIRECT_URIS ? { ...platformEnv, IDP_REDIRECT_URIS: `${ownOrigin(values.addr)}/auth/callback` } : platformEnv;
   const security = hostSecurity({
-    issuer: values.issuer,
+    issuer: issuerUrl(values.issuer, values.addr),
     audience: values.audience,
     introspection: values["introspection-client-id"] ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] } : undefined,
     clientId: values["client-id"],
@@ -159,7 +175,7 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
   });
   const host = createRouteHost({
     mountables: {
-      idp: { handler: idpMountable({ logger: logger.child({ service: "idp" }), env: platformEnv }) },
+      idp: { handler: idpMountable({ logger: logger.child({ service: "idp" }), env: idpEnv }) },
       ...(sessionsMount ? { sessions: { handler: sessionsMount.handler } } : {}),
     },
     dev: values.dev,
@@ -172,8 +188,9 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
       resources: store ? sqlResourceResolver(store) : undefined,
       audit: audit === "db" && store ? sqlAuditSink(store) : audit === "log" ? logAuditSink(logger) : undefined,
     },
-    runtime: (natives) =>
-      engine ? inProcessScriptRuntime(engine, { natives, limits: config.limits }) : threadScriptRuntime(platform.spawnScriptThread, { natives, limits: config.limits, threads }),
+    services: storeServices(store),
+    runtime: (natives, hostCalls) =>
+      engine ? inProcessScriptRuntime(engine, { natives, hostCalls, limits: config.limits }) : threadScriptRuntime(platform.spawnScriptThread, { natives, hostCalls, limits: config.limits, threads }),
   });
   security.register(host);
   return host;
@@ -300,7 +317,8 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     await host.close();
     return fail(runtime, `cannot listen on ${config.values.addr}: ${(err as Error).message}`);
   }
-  logger.info("routes listening", { addr: `${server.hostname}:${server.port}`, script: config.scriptPath, routes: host.routes().length, dev: config.values.dev, threads, issuer: config.values.issuer || null });
+  const issuer = issuerUrl(config.values.issuer, config.values.addr);
+  logger.info("routes listening", { addr: `${server.hostname}:${server.port}`, script: config.scriptPath, routes: host.routes().length, dev: config.values.dev, threads, issuer: issuer || null });
   const rows = host.routes();
   const count = (access: string) => rows.filter((r) => r.access === access).length;
   printBanner(runtime, `route host  http://${server.hostname}:${server.port}`, [
@@ -309,8 +327,8 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     ["dev page", config.values.dev ? `http://${server.hostname}:${server.port}${DEV_PAGE_PATH} (reloads on edit)` : undefined],
     ["data", config.values.db ? `${config.values.db} (resources; audit ${config.values.audit === "auto" ? "db" : config.values.audit})` : undefined],
     ["authorized by", policyFile ? `policy file ${policyFile}` : inlinePolicy ? "the policy in ROUTES_POLICY" : "the token's scope, roles, groups or permissions"],
-    ["sign-in", config.values.issuer ? `http://${server.hostname}:${server.port}/auth/login (client ${config.values["client-id"]} at ${config.values.issuer})` : undefined],
-    ["tokens from", config.values.issuer ? `${config.values.issuer}${config.values.audience ? ` (aud ${config.values.audience})` : ""}` : "nobody: authenticated routes answer 500"],
+    ["sign-in", config.values.issuer ? `http://${server.hostname}:${server.port}/auth/login (client ${config.values["client-id"]} at ${issuer})` : undefined],
+    ["tokens from", config.values.issuer ? `${issuer}${config.values.audience ? ` (aud ${config.values.audience})` : ""}` : "nobody: authenticated routes answer 500"],
     ["config", configSourcesLine(config.profile, config.sources)],
   ]);
   runtime.onShutdown(async () => {

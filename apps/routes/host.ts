@@ -24,7 +24,7 @@ import { compileRoutePlan, underPrefix, type RoutePattern, type RoutePlan, type 
 import { cookieMap, readBody, RequestBodyError, scriptRequest, type ScriptRequest } from "./request.ts";
 import { ResponseRuleError, toWebResponse, type Renderer } from "./response.ts";
 import type { ScriptRuntime } from "./script/runtime.ts";
-import { staticDirectory, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptNatives } from "./script/script-sandbox.ts";
+import { staticDirectory, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptNatives } from "./script/script-sandbox.ts";
 import {
   AuthenticationError,
   ResourceNotFoundError,
@@ -45,12 +45,16 @@ export interface RouteHostOptions {
   rejectRawRoutes?: boolean;
   auth?: AuthServices;
   renderer?: Renderer;
-  /** Where script handlers run; made with the natives (tokens) the host installs. */
-  runtime?: (natives: ScriptNatives) => ScriptRuntime;
+  /** Where script handlers run; made with the natives (tokens, service names) the host installs
+   * and the function that runs a handler's service calls. */
+  runtime?: (natives: ScriptNatives, hostCalls: ScriptHostCalls) => ScriptRuntime;
   /** Files for `app.static(prefix, directory)`: directories are relative to `staticRoot`. */
   files?: { tree: FileTree; root: string };
   /** Native modules whose functions hand a script a mountable: `require(module)[fn]()`. */
   mountables?: Record<string, Record<string, FetchHandler>>;
+  /** Modules of host functions a handler may call, `require(module)[fn](...args)`, each returning
+   * a promise in the sandbox (arguments and results are copied as data). */
+  services?: Record<string, Record<string, HostServiceFunction>>;
   /** Read-only file trees a script can serve with `app.staticFromAssetsModule`: `require(name)`. */
   assets?: Record<string, StaticDirectory>;
   /** The host session cookie (an identifier, not a credential). */
@@ -74,6 +78,9 @@ export interface HostPlannedContext {
   routeName: string;
   csrfToken?: string;
 }
+
+/** A host function a script's handler may call; throw an Error (with a string `code`) to fail it. */
+export type HostServiceFunction = (...args: HostValue[]) => HostValue | Promise<HostValue>;
 
 export type HostHandler = (ctx: HostPlannedContext) => Response | Promise<Response>;
 export type RawHandler = (request: Request, params: Record<string, string>) => Response | Promise<Response>;
@@ -171,7 +178,18 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
 
   // Tokens a script's natives hand out; only the host knows what they stand for.
   const mountTokens = new Map<string, FetchHandler>();
-  const natives: ScriptNatives = { mountables: {}, assets: {}, staticFiles: options.files !== undefined };
+  const services = options.services ?? {};
+  const natives: ScriptNatives = {
+    mountables: {},
+    assets: {},
+    staticFiles: options.files !== undefined,
+    services: Object.fromEntries(Object.entries(services).map(([module, fns]) => [module, Object.keys(fns)])),
+  };
+  const hostCalls: ScriptHostCalls = async (module, fn, args) => {
+    const f = Object.hasOwn(services, module) && Object.hasOwn(services[module]!, fn) ? services[module]![fn]! : undefined;
+    if (!f) throw new Error(`${module}.${fn} is not a host service`);
+    return f(...args);
+  };
   for (const [module, fns] of Object.entries(options.mountables ?? {})) {
     natives.mountables[module] = {};
     for (const [fn, handler] of Object.entries(fns)) {
@@ -186,7 +204,7 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     assetTokens.set(token, dir);
     natives.assets[name] = token;
   }
-  const runtime = options.runtime?.(natives);
+  const runtime = options.runtime?.(natives, hostCalls);
 
   const hostRoutes: RouteEntry[] = [];
   let script: { mounts: MountEntry[]; routes: RouteEntry[] } = { mounts: [], routes: [] };

@@ -60,14 +60,47 @@ export async function putResource(store: SqlStore, r: StoredResource): Promise<v
   );
 }
 
+type ResourceRow = { type: string; id: string; tenant_id: string; owner: string | null; attributes: string };
+
+const toRef = (row: ResourceRow): ResourceRef => {
+  const ref: ResourceRef = { ...(JSON.parse(row.attributes) as Record<string, unknown>), id: row.id, tenantId: row.tenant_id, type: row.type };
+  if (row.owner !== null) ref.owner = row.owner;
+  return ref;
+};
+
+export async function getResource(store: SqlStore, type: string, id: string): Promise<ResourceRef | undefined> {
+  const [row] = await store.query<ResourceRow>("SELECT type, id, tenant_id, owner, attributes FROM resources WHERE type = ? AND id = ?", [type, id]);
+  return row && toRef(row);
+}
+
+/** A type's resources, newest created first, optionally of one tenant or owner. */
+export async function listResources(store: SqlStore, type: string, q: { tenantId?: string; owner?: string; limit?: number } = {}): Promise<ResourceRef[]> {
+  const where = ["type = ?"];
+  const args: SqlValue[] = [type];
+  if (q.tenantId !== undefined) {
+    where.push("tenant_id = ?");
+    args.push(q.tenantId);
+  }
+  if (q.owner !== undefined) {
+    where.push("owner = ?");
+    args.push(q.owner);
+  }
+  args.push(q.limit ?? 100);
+  const rows = await store.query<ResourceRow>(`SELECT type, id, tenant_id, owner, attributes FROM resources WHERE ${where.join(" AND ")} ORDER BY rowid DESC LIMIT ?`, args);
+  return rows.map(toRef);
+}
+
+/** True when there was such a resource. */
+export async function deleteResource(store: SqlStore, type: string, id: string): Promise<boolean> {
+  return (await store.execute("DELETE FROM resources WHERE type = ? AND id = ?", [type, id])).changes > 0;
+}
+
 export function sqlResourceResolver(store: SqlStore): ResourceResolver {
   return {
     async resolve({ type, id, tenantId }) {
       if (id === undefined) return null;
-      const [row] = await store.query<{ tenant_id: string; owner: string | null; attributes: string }>("SELECT tenant_id, owner, attributes FROM resources WHERE type = ? AND id = ?", [type, id]);
-      if (!row || (tenantId !== undefined && row.tenant_id !== tenantId)) return null;
-      const ref: ResourceRef = { ...(JSON.parse(row.attributes) as Record<string, unknown>), id, tenantId: row.tenant_id, type };
-      if (row.owner !== null) ref.owner = row.owner;
+      const ref = await getResource(store, type, id);
+      if (!ref || (tenantId !== undefined && ref.tenantId !== tenantId)) return null;
       return ref;
     },
   };
@@ -95,6 +128,8 @@ export interface AuditQuery {
   since?: string;
   actor?: string;
   outcome?: AuditOutcome;
+  /** Events about this resource (the first declared one); `type` optional. */
+  resource?: { type?: string; id: string };
   /** Newest first, at most this many (default 100). */
   limit?: number;
 }
@@ -113,6 +148,14 @@ export async function queryAudit(store: SqlStore, q: AuditQuery = {}): Promise<A
   if (q.outcome !== undefined) {
     where.push("outcome = ?");
     args.push(q.outcome);
+  }
+  if (q.resource !== undefined) {
+    where.push("json_extract(record, '$.resource.id') = ?");
+    args.push(q.resource.id);
+    if (q.resource.type !== undefined) {
+      where.push("json_extract(record, '$.resource.type') = ?");
+      args.push(q.resource.type);
+    }
   }
   args.push(q.limit ?? 100);
   const rows = await store.query<{ record: string }>(`SELECT record FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC LIMIT ?`, args);

@@ -7,7 +7,7 @@ import { DEFAULT_SCRIPT_LIMITS, type ScriptLimits } from "./script/script-sandbo
 export async function scriptHost(source: string, options: Omit<RouteHostOptions, "runtime"> & { limits?: Partial<ScriptLimits>; extraFiles?: Record<string, string> } = {}): Promise<RouteHost> {
   const engine = await loadQuickJS();
   const { limits, extraFiles, ...rest } = options;
-  const host = createRouteHost({ ...rest, runtime: (natives) => inProcessScriptRuntime(engine, { natives, limits: { ...DEFAULT_SCRIPT_LIMITS, ...limits } }) });
+  const host = createRouteHost({ ...rest, runtime: (natives, hostCalls) => inProcessScriptRuntime(engine, { natives, hostCalls, limits: { ...DEFAULT_SCRIPT_LIMITS, ...limits } }) });
   await host.loadScript({ entry: "/app.js", files: { "/app.js": source, ...extraFiles } });
   return host;
 }

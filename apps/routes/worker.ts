@@ -82,7 +82,7 @@ async function build(env: RoutesWorkerEnv): Promise<Served> {
       ...security.auth,
       audit: env.ROUTES_AUDIT === "off" ? undefined : logAuditSink(logger),
     },
-    runtime: (natives) => inProcessScriptRuntime(engine, { natives, limits }),
+    runtime: (natives, hostCalls) => inProcessScriptRuntime(engine, { natives, hostCalls, limits }),
   });
   security.register(host);
   await host.loadScript(bundle.script);

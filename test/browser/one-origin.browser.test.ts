@@ -41,7 +41,7 @@ beforeAll(async () => {
     // The mounted provider reads its settings as from the environment: this host's client.
     mountables: { idp: { handler: idpMountable({ env: { IDP_CLIENT_ID: "one-origin", IDP_REDIRECT_URIS: `${base}/auth/callback` } }) }, sessions: { handler: sessions.handler } },
     auth: { authenticator: sessionOrBearer(signIn.authenticator, createBearerAuthenticator({ issuer })), authorizer: policyAuthorizer(policy) },
-    runtime: (natives) => inProcessScriptRuntime(engine, { natives, limits: DEFAULT_SCRIPT_LIMITS }),
+    runtime: (natives, hostCalls) => inProcessScriptRuntime(engine, { natives, hostCalls, limits: DEFAULT_SCRIPT_LIMITS }),
   });
   signIn.register(host);
   await host.loadScript({ entry: "/app.js", files: { "/app.js": await readFile(`${ROOT}/examples/routes/one-origin/app.js`, "utf8") } });

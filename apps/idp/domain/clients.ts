@@ -38,11 +38,23 @@ const SPA_REDIRECTS = ["http://localhost:8080/callback", "http://127.0.0.1:8080/
 const POST_LOGOUT_3000 = ["http://localhost:3000", "http://127.0.0.1:3000"];
 const POST_LOGOUT_8080 = ["http://localhost:8080", "http://127.0.0.1:8080"];
 
-function builtins(redirectUris: string[]): Client[] {
+/** The origins of configured redirect URIs: an app signed in there may come back after logout. */
+function originsOf(uris: string[]): string[] {
+  return uris.flatMap((u) => {
+    try {
+      const origin = new URL(u).origin;
+      return origin === "null" ? [] : [origin];
+    } catch {
+      return [];
+    }
+  });
+}
+
+function builtins(redirectUris: string[], configuredOrigins: string[]): Client[] {
   return [
-    { client_id: "dev-client", redirect_uris: new Set(redirectUris), post_logout_redirect_uris: new Set(POST_LOGOUT_3000), require_pkce: false },
-    { client_id: "public-spa", redirect_uris: new Set([...redirectUris, ...SPA_REDIRECTS]), post_logout_redirect_uris: new Set(POST_LOGOUT_8080), require_pkce: true },
-    { client_id: "web-app", secret: WEB_APP_SECRET, redirect_uris: new Set([...redirectUris, ...SPA_REDIRECTS]), post_logout_redirect_uris: new Set(POST_LOGOUT_8080), require_pkce: false },
+    { client_id: "dev-client", redirect_uris: new Set(redirectUris), post_logout_redirect_uris: new Set([...POST_LOGOUT_3000, ...configuredOrigins]), require_pkce: false },
+    { client_id: "public-spa", redirect_uris: new Set([...redirectUris, ...SPA_REDIRECTS]), post_logout_redirect_uris: new Set([...POST_LOGOUT_8080, ...configuredOrigins]), require_pkce: true },
+    { client_id: "web-app", secret: WEB_APP_SECRET, redirect_uris: new Set([...redirectUris, ...SPA_REDIRECTS]), post_logout_redirect_uris: new Set([...POST_LOGOUT_8080, ...configuredOrigins]), require_pkce: false },
   ];
 }
 
@@ -70,17 +82,20 @@ export interface ClientOptions {
  * Builtins accept the configured redirect URIs. A configured client id equal to a builtin keeps
  * that builtin's PKCE rule, secret and scopes (redirect URIs are unioned); any other id registers
  * a permissive client (PKCE optional, any scope, post-logout to localhost:3000 and :8080) that is
- * confidential when a secret is configured. Extra clients replace a client of the same id.
+ * confidential when a secret is configured. The origins of configured redirect URIs are valid
+ * post-logout URIs of every client built here. Extra clients replace a client of the same id.
  */
 export function buildClients(options: ClientOptions): Map<string, Client> {
-  const redirectUris = options.redirectUris && options.redirectUris.length > 0 ? options.redirectUris : DEFAULT_REDIRECT_URIS;
-  const clients = new Map(builtins(redirectUris).map((c) => [c.client_id, c]));
+  const configured = options.redirectUris && options.redirectUris.length > 0 ? options.redirectUris : undefined;
+  const redirectUris = configured ?? DEFAULT_REDIRECT_URIS;
+  const configuredOrigins = originsOf(configured ?? []);
+  const clients = new Map(builtins(redirectUris, configuredOrigins).map((c) => [c.client_id, c]));
   const id = options.clientId?.trim() || DEFAULT_CLIENT_ID;
   if (!clients.has(id)) {
     const client: Client = {
       client_id: id,
       redirect_uris: new Set(redirectUris),
-      post_logout_redirect_uris: new Set([...POST_LOGOUT_3000, ...POST_LOGOUT_8080]),
+      post_logout_redirect_uris: new Set([...POST_LOGOUT_3000, ...POST_LOGOUT_8080, ...configuredOrigins]),
       require_pkce: false,
     };
     if (options.clientSecret) client.secret = options.clientSecret;

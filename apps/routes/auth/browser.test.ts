@@ -77,7 +77,7 @@ describe("browser sign-in", () => {
     expect(out.status).toBe(302);
     const endSession = new URL(out.headers.get("location")!);
     expect(endSession.pathname).toBe("/end-session");
-    expect(endSession.searchParams.get("post_logout_redirect_uri")).toBe(`${ORIGIN}/`);
+    expect(endSession.searchParams.get("post_logout_redirect_uri")).toBe(ORIGIN);
     expect(endSession.searchParams.get("id_token_hint")).toMatch(/^ey/);
     expect((await visit("/me", cookie)).status).toBe(401);
   });

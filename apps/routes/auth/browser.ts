@@ -159,7 +159,7 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       const m = await metadata().catch(() => undefined);
       if (!m?.endSessionEndpoint) return redirect("/");
       const url = new URL(m.endSessionEndpoint);
-      url.search = new URLSearchParams({ client_id: clientId, post_logout_redirect_uri: `${new URL(ctx.raw.url).origin}/`, ...(idToken ? { id_token_hint: idToken } : {}) }).toString();
+      url.search = new URLSearchParams({ client_id: clientId, post_logout_redirect_uri: new URL(ctx.raw.url).origin, ...(idToken ? { id_token_hint: idToken } : {}) }).toString();
       return redirect(url.href);
     };
     host.registerPlanned({ method: "GET", pattern: "/auth/logout", public: true }, logout);

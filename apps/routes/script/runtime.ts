@@ -12,8 +12,8 @@
  */
 import { createThreadPool, ThreadCallError, type PoolMessage, type PoolReply, type PoolThread } from "../../../lib/thread-pool.ts";
 import type { SpawnThread } from "../../../lib/threads.ts";
-import type { SandboxEngine } from "../../../lib/sandbox/index.ts";
-import { loadScriptSandbox, ScriptLoadError, type DispatchInput, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptLimits, type ScriptNatives, type ScriptSandbox } from "./script-sandbox.ts";
+import type { HostValue, SandboxEngine } from "../../../lib/sandbox/index.ts";
+import { loadScriptSandbox, ScriptLoadError, type DispatchInput, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptLimits, type ScriptNatives, type ScriptSandbox } from "./script-sandbox.ts";
 
 export interface ScriptRuntime {
   /** Loads `bundle` (ScriptLoadError when it fails: the previous script stays). */
@@ -47,6 +47,8 @@ function slots<T>() {
 
 export interface InProcessOptions {
   natives: ScriptNatives;
+  /** The host's service functions (`natives.services`). */
+  hostCalls?: ScriptHostCalls;
   limits: ScriptLimits;
   /** Sandboxes loaded with the script: requests beyond this many wait (default 1). */
   sandboxes?: number;
@@ -58,7 +60,7 @@ export function inProcessScriptRuntime(engine: SandboxEngine, options: InProcess
   /** Fixed slots; a slot's sandbox is (re)loaded on first use after a reload or a breakage. */
   const pool = slots<{ sandbox?: ScriptSandbox; generation: number }>();
   for (let i = 0; i < Math.max(1, options.sandboxes ?? 1); i++) pool.release({ generation: 0 });
-  const load = (bundle: ScriptBundle) => loadScriptSandbox(engine, bundle, options.natives, options.limits);
+  const load = (bundle: ScriptBundle) => loadScriptSandbox(engine, bundle, options.natives, options.limits, options.hostCalls);
 
   return {
     async load(bundle) {
@@ -114,6 +116,12 @@ export type ScriptCall = { op: "load"; bundle: ScriptBundle } | { op: "dispatch"
 export type ScriptCallResult = Registration[] | DispatchOutcome;
 export type ToScriptThread = PoolMessage<ScriptThreadInit, ScriptCall>;
 export type FromScriptThread = PoolReply<ScriptCallResult, never>;
+/** What a thread asks its host while a handler runs: a service function call. */
+export interface ScriptHostQuestion {
+  module: string;
+  fn: string;
+  args: HostValue[];
+}
 export type SpawnScriptThread = SpawnThread<ToScriptThread, FromScriptThread>;
 
 /** A busy thread that has not answered for this long takes no more queued requests. */
@@ -121,6 +129,8 @@ const PIPELINE_STALL_MS = 10;
 
 export interface ThreadRuntimeOptions {
   natives: ScriptNatives;
+  /** The host's service functions (`natives.services`), called on the threads' behalf. */
+  hostCalls?: ScriptHostCalls;
   limits: ScriptLimits;
   /** Threads (default 2). */
   threads?: number;
@@ -198,6 +208,12 @@ export function threadScriptRuntime(spawn: SpawnScriptThread, options: ThreadRun
     return registrations;
   }
 
+  const answerHostCall = (question: unknown) => {
+    const q = question as ScriptHostQuestion;
+    if (!options.hostCalls || !options.natives.services[q.module]?.includes(q.fn)) throw new Error(`${q.module}.${q.fn} is not a host service`);
+    return options.hostCalls(q.module, q.fn, q.args);
+  };
+
   return {
     async load(bundle) {
       const thread = await acquire();
@@ -233,7 +249,7 @@ export function threadScriptRuntime(spawn: SpawnScriptThread, options: ThreadRun
       const thread = await acquire();
       try {
         if (thread.state.loaded !== generation && current) await loadOn(thread, current, generation);
-        return (await pool.call(thread, { op: "dispatch", handler, input: JSON.stringify(input) }, callTimeout * thread.state.slots)) as DispatchOutcome;
+        return (await pool.call(thread, { op: "dispatch", handler, input: JSON.stringify(input) }, callTimeout * thread.state.slots, undefined, answerHostCall)) as DispatchOutcome;
       } catch (err) {
         if (!(err instanceof ThreadCallError)) throw err;
         return { ok: false, failure: err.lost ? "broken" : "error", message: err.message, console: [] };

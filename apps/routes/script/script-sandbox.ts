@@ -23,7 +23,13 @@ export interface ScriptNatives {
   assets: Record<string, string>;
   /** The host has a file tree for `app.static` (directories relative to its root). */
   staticFiles: boolean;
+  /** Modules of host functions a handler may call (`require(module)[fn](...)`), by name; the
+   * calls go to the host's `ScriptHostCalls` and return promises in the sandbox. */
+  services: Record<string, string[]>;
 }
+
+/** Runs a script's call of a host service function (`ScriptNatives.services`) on the host. */
+export type ScriptHostCalls = (module: string, fn: string, args: HostValue[]) => Promise<HostValue>;
 
 export interface ScriptLimits {
   /** CPU time of one handler call, ms. */
@@ -165,7 +171,13 @@ export interface ScriptSandbox {
 }
 
 /** Makes a sandbox, installs the modules and runs the script; ScriptLoadError when it fails. */
-export async function loadScriptSandbox(engine: SandboxEngine, bundle: ScriptBundle, natives: ScriptNatives, limits: ScriptLimits = DEFAULT_SCRIPT_LIMITS): Promise<ScriptSandbox> {
+export async function loadScriptSandbox(
+  engine: SandboxEngine,
+  bundle: ScriptBundle,
+  natives: ScriptNatives,
+  limits: ScriptLimits = DEFAULT_SCRIPT_LIMITS,
+  hostCalls?: ScriptHostCalls,
+): Promise<ScriptSandbox> {
   const registrations: Registration[] = [];
   const mountTokens = new Set(Object.values(natives.mountables).flatMap((m) => Object.values(m)));
   const assetTokens = new Set(Object.values(natives.assets));
@@ -247,6 +259,21 @@ export async function loadScriptSandbox(engine: SandboxEngine, bundle: ScriptBun
     modules[name] = { functions: Object.fromEntries(Object.entries(fns).map(([fn, t]) => [fn, () => ({ $mountable: t })])) };
   }
   for (const [name, t] of Object.entries(natives.assets)) modules[name] = { values: { $assets: t } };
+  for (const [name, fns] of Object.entries(natives.services ?? {})) {
+    modules[name] = {
+      functions: Object.fromEntries(
+        fns.map((fn) => [
+          fn,
+          (...args: HostValue[]) => {
+            // Registrations run on every sandbox (each thread, each reload): no side effects there.
+            if (loading) throw new Error(`require("${name}").${fn}() is only possible from a handler, not while the script loads`);
+            if (!hostCalls) throw new Error(`require("${name}") is not connected to its host here`);
+            return hostCalls(name, fn, args);
+          },
+        ]),
+      ),
+    };
+  }
 
   const sandbox = createSandbox(engine, { limits: { ...limits, maxEvents: 1000 }, modules });
   const sources = bundleResolver(bundle);

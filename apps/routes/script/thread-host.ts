@@ -6,8 +6,8 @@
 import { loadQuickJS, type SandboxEngine } from "../../../lib/sandbox/index.ts";
 import { serveThreadCalls } from "../../../lib/thread-pool.ts";
 import type { ThreadEndpoint } from "../../../lib/threads.ts";
-import type { FromScriptThread, ScriptCall, ScriptCallResult, ScriptThreadInit, ToScriptThread } from "./runtime.ts";
-import { loadScriptSandbox, type ScriptBundle, type ScriptSandbox } from "./script-sandbox.ts";
+import type { FromScriptThread, ScriptCall, ScriptCallResult, ScriptHostQuestion, ScriptThreadInit, ToScriptThread } from "./runtime.ts";
+import { loadScriptSandbox, type ScriptBundle, type ScriptHostCalls, type ScriptSandbox } from "./script-sandbox.ts";
 
 export function serveScriptThread(endpoint: ThreadEndpoint<ToScriptThread, FromScriptThread>): void {
   let engine: SandboxEngine;
@@ -15,14 +15,28 @@ export function serveScriptThread(endpoint: ThreadEndpoint<ToScriptThread, FromS
   let bundle: ScriptBundle | undefined;
   let sandbox: ScriptSandbox | undefined;
   let queue: Promise<unknown> = Promise.resolve();
+  // Calls run one at a time, so a host service call belongs to the call now running.
+  let ask: ((question: unknown) => Promise<unknown>) | undefined;
+  const hostCalls: ScriptHostCalls = async (module, fn, args) => {
+    if (!ask) throw new Error("no handler is running");
+    return (await ask({ module, fn, args } satisfies ScriptHostQuestion)) as Awaited<ReturnType<ScriptHostCalls>>;
+  };
+  const load = (b: ScriptBundle) => loadScriptSandbox(engine, b, init.natives, init.limits, hostCalls);
   serveThreadCalls(endpoint, {
     async init(message) {
       init = message;
       engine = await loadQuickJS({ maxHeapMb: init.maxHeapMb });
     },
-    handle(call) {
+    handle(call, _emit, askHost) {
       // One call at a time: the host may post the next before this one is answered.
-      const turn = queue.then(() => work(call));
+      const turn = queue.then(async () => {
+        ask = askHost;
+        try {
+          return await work(call);
+        } finally {
+          ask = undefined;
+        }
+      });
       queue = turn.catch(() => {});
       return turn;
     },
@@ -30,7 +44,7 @@ export function serveScriptThread(endpoint: ThreadEndpoint<ToScriptThread, FromS
 
   async function work(call: ScriptCall): Promise<ScriptCallResult> {
       if (call.op === "load") {
-        const fresh = await loadScriptSandbox(engine, call.bundle, init.natives, init.limits);
+        const fresh = await load(call.bundle);
         sandbox?.dispose();
         sandbox = fresh;
         bundle = call.bundle;
@@ -41,7 +55,7 @@ export function serveScriptThread(endpoint: ThreadEndpoint<ToScriptThread, FromS
       if (sandbox.broken) {
         sandbox.dispose();
         sandbox = undefined;
-        sandbox = await loadScriptSandbox(engine, bundle, init.natives, init.limits);
+        sandbox = await load(bundle);
       }
       return outcome;
   }

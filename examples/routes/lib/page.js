@@ -1,0 +1,42 @@
+// HTML for the notes example: a tagged template that escapes every interpolated value (a value
+// made by `html` itself, or a list of them, is kept as it is), and the page frame.
+const SAFE = Symbol("html");
+
+function escape(text) {
+  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
+function piece(value) {
+  if (value === null || value === undefined || value === false) return "";
+  if (Array.isArray(value)) return value.map(piece).join("");
+  if (typeof value === "object" && value[SAFE] !== undefined) return value[SAFE];
+  return escape(value);
+}
+
+function html(strings, ...values) {
+  let out = strings[0];
+  values.forEach((v, i) => (out += piece(v) + strings[i + 1]));
+  return { [SAFE]: out };
+}
+
+const STYLE = `body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d2330}
+header{display:flex;gap:1.2rem;align-items:center;padding:.7rem 2rem;background:#1d2330;color:#fff}
+header a{color:#cfe0ff;text-decoration:none}header .who{margin-left:auto;opacity:.85}
+main{padding:1.5rem 2rem;max-width:52rem}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e3e6ec;padding:.35rem .6rem;text-align:left;vertical-align:top}
+input,textarea{font:inherit;width:100%;box-sizing:border-box;padding:.4rem;margin:.2rem 0 .7rem}textarea{min-height:8rem}
+button{font:inherit;padding:.35rem 1rem;cursor:pointer}.muted{color:#69707d}.denied{color:#b3261e}
+form.inline{display:inline}code{background:#f1f3f7;padding:0 .25rem}`;
+
+/** A whole page: the navigation, who is signed in, and the body. */
+function page(title, actor, body) {
+  const who = actor
+    ? html`<span class="who">${actor.claims && actor.claims.name ? actor.claims.name : actor.id} · <a href="/auth/logout">Sign out</a></span>`
+    : html`<span class="who"><a href="/auth/login?return_to=/notes">Sign in</a></span>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">`
+    + `<title>${escape(title)} · notes</title><style>${STYLE}</style></head><body>`
+    + piece(html`<header><strong>notes</strong><a href="/">Home</a><a href="/notes">Notes</a><a href="/sessions/">Sessions</a><a href="/admin/audit">Audit</a>${who}</header>`)
+    + `<main><h1>${escape(title)}</h1>${piece(body)}</main></body></html>`;
+}
+
+module.exports = { html, page };

@@ -1,0 +1,112 @@
+/**
+ * The notes example (examples/routes/app.js) end to end in a real browser, on each runtime: the
+ * route host with the identity provider mounted at /idp and the session service at /sessions,
+ * served as `npm start` serves it. Sign in on the provider's page, write and edit a note through
+ * its CSRF-protected forms, see the audit rows, be refused another user's note (403, audited as
+ * denied), reach the session API behind sign-in, sign out.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { startService, type RunningService, type RuntimeName } from "../runtimes/service.ts";
+import { launchChromium } from "./chromium.ts";
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+const RUNTIMES: RuntimeName[] = ["node", "deno", "workerd"];
+
+describe.each(RUNTIMES)("the notes example on %s", (runtime) => {
+  let service: RunningService;
+  let dir: string;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "notes-"));
+    const args = ["--script", "examples/routes/app.js", "--issuer", "/idp", "--policy-file", "examples/routes/policy.yaml", "--db", `file:${join(dir, "routes.db")}`, "--threads", "1"];
+    service = await startService("routes", { args, env: { ROUTES_SCRIPT: "examples/routes/app.js" }, persistTo: join(dir, "wrangler") }, runtime);
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of contexts) await c.close();
+    await service?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A fresh browser (own cookies) signed in as `login` at the mounted provider. */
+  async function signedIn(login: string): Promise<Page> {
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${service.baseUrl}/notes`);
+    expect(new URL(page.url()).pathname).toBe("/idp/authorize");
+    await page.fill('input[name="login"]', login);
+    await page.click("#sign-in");
+    await page.waitForURL(`${service.baseUrl}/notes`);
+    return page;
+  }
+
+  test("a user writes and edits a note, another is refused it, an admin sees the denial, and signing out ends it", async () => {
+    const base = service.baseUrl;
+    const home = await (await fetch(`${base}/`)).text();
+    expect(home).toContain("<h1>One origin</h1>");
+
+    const alice = await signedIn("alice");
+    expect(await alice.locator("h1").textContent()).toBe("Notes");
+    await alice.fill('input[name="title"]', "Groceries");
+    await alice.fill('textarea[name="text"]', "milk <b>eggs</b>");
+    await alice.click("#create");
+    await alice.waitForURL(/\/notes\/[0-9a-f-]+$/);
+    const noteUrl = alice.url();
+    expect(await alice.locator("h1").textContent()).toBe("Groceries");
+    // Text is escaped, never markup.
+    expect(await alice.locator('textarea[name="text"]').inputValue()).toBe("milk <b>eggs</b>");
+
+    await alice.fill('input[name="title"]', "Groceries for Friday");
+    await alice.click("#save");
+    await alice.waitForURL(noteUrl);
+    expect(await alice.locator("h1").textContent()).toBe("Groceries for Friday");
+    const history = await alice.locator("#history tr").allTextContents();
+    expect(history.some((row) => row.includes("note.update") && row.includes("completed"))).toBe(true);
+    if (process.env.SCREENSHOT_DIR) await alice.screenshot({ path: `${process.env.SCREENSHOT_DIR}/notes-note.png`, fullPage: true });
+
+    // Without the page's CSRF token the same form post is refused, and nothing changes.
+    const forged = await alice.evaluate(async (url) => (await fetch(url, { method: "POST", body: new URLSearchParams({ title: "forged", _csrf: "0".repeat(64) }) })).status, noteUrl);
+    expect(forged).toBe(403);
+    await alice.reload();
+    expect(await alice.locator("h1").textContent()).toBe("Groceries for Friday");
+
+    // The session service behind the same origin, through alice's browser session.
+    expect(await alice.evaluate(async () => (await fetch("/sessions/api/v1/health")).json())).toEqual({ status: "ok" });
+
+    // bob is in another workspace: the note is there, the policy refuses it.
+    const bob = await signedIn("bob");
+    expect(await bob.locator("text=No notes yet.").count()).toBe(1);
+    const refused = await bob.goto(noteUrl);
+    expect(refused!.status()).toBe(403);
+    // alice's own page now shows bob's denied attempt.
+    await alice.reload();
+    const rows = await alice.locator("#history tr").allTextContents();
+    expect(rows.some((row) => row.includes("note.read") && row.includes("denied (tenant_mismatch)"))).toBe(true);
+
+    // The audit page is for admins: bob is refused, admin sees the denial.
+    expect((await bob.goto(`${base}/admin/audit`))!.status()).toBe(403);
+    const admin = await signedIn("admin");
+    await admin.goto(`${base}/admin/audit?outcome=denied`);
+    const denied = await admin.locator("table tr").allTextContents();
+    expect(denied.some((row) => row.includes("note.read") && row.includes("tenant_mismatch") && row.includes("GET /notes/:id"))).toBe(true);
+    if (process.env.SCREENSHOT_DIR) await admin.screenshot({ path: `${process.env.SCREENSHOT_DIR}/notes-audit.png`, fullPage: true });
+
+    // Signing out ends the session here and at the provider, and comes back to this origin.
+    await alice.goto(`${base}/auth/logout`);
+    await alice.waitForURL(`${base}/`);
+    await alice.goto(`${base}/notes`);
+    expect(new URL(alice.url()).pathname).toBe("/idp/authorize");
+  });
+});
