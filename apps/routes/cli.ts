@@ -100,7 +100,7 @@ commands:
   serve    serve the script's routes
   routes   print the script's plan table (--json for machines)
   bundle   write the script and the files beside it as one JSON file (--out FILE), which
-           the Worker (apps/routes/worker.ts) is built with
+           the Worker (apps/routes/worker.ts) is built with; --policy-file goes in too
   audit    the audit events in --db, newest first: --since (RFC 3339 or 15m, 2h, 7d), --actor ID,
            --outcome allowed|denied|completed|failed, --limit N (100), --json
   resource put --type T --id I [--tenant T] [--owner O] [--attributes JSON]
@@ -348,9 +348,16 @@ async function writeBundle(runtime: HostRuntime, platform: RoutesPlatform, confi
   const cut = path.lastIndexOf("/");
   try {
     const bundle = await readWorkerBundle(platform.files, config.scriptPath);
+    const policyFile = config.values["policy-file"];
+    if (policyFile) {
+      const text = await runtime.readTextFile(runtime.resolvePath(runtime.cwd(), policyFile));
+      if (text === undefined) return fail(runtime, `policy file ${policyFile} (from ${config.sources["policy-file"]}) does not exist`);
+      await readPolicy(text, `policy file ${policyFile}`); // a bad policy fails the build, not the first request
+      bundle.policy = text;
+    }
     await runtime.ensureDir(path.slice(0, cut) || "/");
     await platform.files.writeText(path.slice(0, cut) || "/", path.slice(cut + 1), JSON.stringify(bundle));
-    runtime.print(`routes: wrote ${out} (${Object.keys(bundle.script.files).length} script files, ${Object.keys(bundle.files).length} files)`);
+    runtime.print(`routes: wrote ${out} (${Object.keys(bundle.script.files).length} script files, ${Object.keys(bundle.files).length} files${bundle.policy ? `, the policy of ${policyFile}` : ""})`);
   } catch (err) {
     return fail(runtime, (err as Error).message);
   }

@@ -310,6 +310,9 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     let resources: Record<string, ResourceRef | null> = {};
     let allowed = false;
 
+    /** Audit writes of this request: each is awaited before the response leaves, so an event is
+     * stored when the client sees the outcome (and a Worker does not drop it after responding). */
+    const audits: Promise<void>[] = [];
     const audit = (outcome: AuditOutcome, extra: Partial<AuditEvent> = {}) => {
       if (!plan.audit || !auth.audit) return;
       const first = plan.resources[0] ? resources[plan.resources[0].type] : undefined;
@@ -327,11 +330,20 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
         ...(plan.resources.length > 0 ? { resources } : {}),
         ...extra,
       };
-      try {
-        void Promise.resolve(auth.audit.record(event)).catch((err: unknown) => log?.error("audit sink failed", { request_id: requestId, error: String(err) }));
-      } catch (err) {
-        log?.error("audit sink failed", { request_id: requestId, error: String(err) });
-      }
+      const sink = auth.audit;
+      audits.push(
+        (async () => {
+          try {
+            await sink.record(event);
+          } catch (err) {
+            log?.error("audit sink failed", { request_id: requestId, error: String(err) });
+          }
+        })(),
+      );
+    };
+    const recorded = async (r: Response) => {
+      if (audits.length > 0) await Promise.all(audits);
+      return r;
     };
     const deny = (reply: HostReply, reason: string) => {
       audit("denied", { reason, statusCode: reply.status });
@@ -376,7 +388,7 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
             audit("denied", { reason: "no_credentials", statusCode: 302 });
             response = new Response(null, { status: 302, headers: { location: signIn, "cache-control": "no-store" } });
             if (hostSession.isNew) response.headers.append("set-cookie", await sessions.issue(hostSession));
-            return response;
+            return recorded(response);
           }
           const challenge = auth.authenticator!.challenge?.(pipe);
           throw deny(new HostReply(401, "UNAUTHENTICATED", "this route needs credentials", challenge ? { "www-authenticate": challenge } : {}), "no_credentials");
@@ -428,12 +440,12 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
         response = internal(err instanceof Error ? err.message : String(err), requestId, { route: plan.name });
       }
       if (allowed) audit("failed", { statusCode: response.status, reason: "handler_error" });
-      return response;
+      return recorded(response);
     }
     if (response.status >= 500) audit("failed", { statusCode: response.status, reason: "handler_error" });
     else audit("completed", { statusCode: response.status });
     if (sessionUsed && hostSession.isNew) response.headers.append("set-cookie", await sessions.issue(hostSession));
-    return response;
+    return recorded(response);
   }
 
   interface HandlerCall {

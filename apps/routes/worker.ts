@@ -1,36 +1,69 @@
 /**
- * workerd entry: `npx wrangler dev --env routes`. The script is bundled with the Worker: the build
- * step of [env.routes] in wrangler.toml runs `routes bundle` on `$ROUTES_SCRIPT` (default
- * examples/routes/hello/app.js), and this module imports the JSON it wrote. `app.static` serves the
- * files beside the script from that bundle, or from the R2 bucket bound as `STATIC` when there
- * is one. Handlers run in a sandbox in this isolate (workerd gives each isolate one thread).
+ * workerd entry: `npx wrangler dev --env routes` (`npm run worker:routes`). The script is bundled
+ * with the Worker: the build step of [env.routes] in wrangler.toml runs `routes bundle` on
+ * `$ROUTES_SCRIPT` (default: the notes example, examples/routes/app.js, with its policy), and this
+ * module imports the JSON it wrote. `app.static` serves the files beside the script from that
+ * bundle, or from the R2 bucket bound as `STATIC` when there is one. Handlers run in a sandbox in
+ * this isolate (workerd gives each isolate one thread).
  *
- * Vars (wrangler.toml or --var): ROUTES_ISSUER, ROUTES_AUDIENCE, ROUTES_POLICY (inline YAML or
- * JSON), ROUTES_INTROSPECTION_CLIENT_ID,
+ * What the native modules reach here:
+ * - `require("resources")`, `require("audit")` and the pipeline's resolver and audit sink: the
+ *   RoutesStoreObject Durable Object's SQLite (one object, "routes"), or ROUTES_DB (libsql://...).
+ * - `require("idp").handler()`: the service bound as IDP_SERVICE (a separately deployed identity
+ *   provider Worker), else the provider in this Worker's own IdpObject (IDP_ISSUER "{origin}/idp"
+ *   in wrangler.toml, so it answers under the /idp mount).
+ * - `require("sessions").handler()`: the service bound as SESSIONS_SERVICE, else the session
+ *   service in this Worker's own SessionsObject and SessionRuntimeObject.
+ *
+ * Vars (wrangler.toml or --var): ROUTES_ISSUER (a path such as /idp: this Worker's origin plus
+ * it), ROUTES_AUDIENCE, ROUTES_POLICY (inline YAML or JSON; overrides the bundled policy),
+ * ROUTES_CLIENT_ID, ROUTES_CLIENT_SECRET, ROUTES_INTROSPECTION_CLIENT_ID,
  * ROUTES_INTROSPECTION_CLIENT_SECRET, ROUTES_SESSION_SECRET (set it: otherwise each isolate signs
- * with its own random key), ROUTES_DEV, ROUTES_AUDIT (log | off), ROUTES_CPU_MS, ROUTES_WALL_MS,
- * ROUTES_MEM_MB, LOG_LEVEL.
+ * with its own random key), ROUTES_DEV, ROUTES_AUDIT (db | log | off; default db), ROUTES_DB and
+ * ROUTES_DB_AUTH_TOKEN, ROUTES_CPU_MS, ROUTES_WALL_MS, ROUTES_MEM_MB, LOG_LEVEL; the IDP_* and
+ * SESSIONS_* vars of the two services for the ones in this Worker.
  */
 /// <reference path="../../lib/adapters/wasm.d.ts" />
 /// <reference path="./worker-bundle.d.ts" />
+import { DurableObject } from "cloudflare:workers";
+import { createClient } from "@libsql/client/web";
 import wasmModule from "../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
 import bundle from "routes-bundle";
+import { durableObjectStore } from "../../lib/db/durable.ts";
+import { libsqlStore } from "../../lib/db/libsql.ts";
+import type { SqlStore, SqlStatement, SqlRow, SqlValue } from "../../lib/db/store.ts";
 import { memoryFileTree, r2FileTree, type R2BucketLike } from "../../lib/files/r2.ts";
 import { errorEnvelope } from "../../lib/http/errors.ts";
 import { withRequestId } from "../../lib/http/request-id.ts";
 import { createLogger, type LogLevel } from "../../lib/log.ts";
 import { loadQuickJS } from "../../lib/sandbox/index.ts";
+import idpWorker from "../idp/worker.ts";
+import sessionsWorker from "../sessions/worker.ts";
 import { logAuditSink } from "./audit-log.ts";
 import { renderValue } from "./render.ts";
 import { readPolicy } from "./auth/policy.ts";
 import { hostSecurity } from "./security.ts";
 import { createRouteHost } from "./host.ts";
+import { storeServices } from "./script-services.ts";
+import { prepareRoutesStore, sqlAuditSink, sqlResourceResolver } from "./store.ts";
 import { workerBundleFiles } from "./script/read-bundle.ts";
 import { inProcessScriptRuntime } from "./script/runtime.ts";
 import { DEFAULT_SCRIPT_LIMITS } from "./script/script-sandbox.ts";
 
+// The other products' Durable Objects, so one `wrangler dev --env routes` serves all three.
+export { IdpObject } from "../idp/worker.ts";
+export { SessionsObject, SessionRuntimeObject } from "../sessions/worker.ts";
+
 export interface RoutesWorkerEnv {
   STATIC?: R2Bucket;
+  ROUTES_STORE?: DurableObjectNamespace<RoutesStoreObject>;
+  ROUTES_DB?: string;
+  ROUTES_DB_AUTH_TOKEN?: string;
+  IDP_SERVICE?: Fetcher;
+  SESSIONS_SERVICE?: Fetcher;
+  /** This Worker's own identity provider and session service (wrangler.toml [env.routes]). */
+  IDP?: DurableObjectNamespace;
+  SESSIONS?: DurableObjectNamespace;
   ROUTES_ISSUER?: string;
   ROUTES_AUDIENCE?: string;
   /** Browser sign-in's client (default public-spa) and its secret. */
@@ -48,6 +81,57 @@ export interface RoutesWorkerEnv {
   ROUTES_MEM_MB?: string;
   LOG_LEVEL?: string;
   ACCESS_LOG?: string;
+  [name: string]: unknown;
+}
+
+/** The route host's SQL store: this object's SQLite, reached by RPC from the Worker's isolates. */
+export class RoutesStoreObject extends DurableObject<RoutesWorkerEnv> {
+  private readonly store: SqlStore;
+  constructor(ctx: DurableObjectState, env: RoutesWorkerEnv) {
+    super(ctx, env);
+    this.store = durableObjectStore(ctx.storage);
+    void ctx.blockConcurrencyWhile(() => prepareRoutesStore(this.store));
+  }
+  query(sql: string, args?: SqlValue[]): Promise<SqlRow[]> {
+    return this.store.query(sql, args);
+  }
+  execute(sql: string, args?: SqlValue[]): Promise<{ changes: number }> {
+    return this.store.execute(sql, args);
+  }
+  batch(statements: SqlStatement[]): Promise<number[]> {
+    return this.store.batch(statements);
+  }
+}
+
+/** A SqlStore whose statements run in the RoutesStoreObject. */
+function objectStore(ns: DurableObjectNamespace<RoutesStoreObject>): SqlStore {
+  const stub = () => ns.get(ns.idFromName("routes"));
+  return {
+    query: async <R extends SqlRow>(sql: string, args?: SqlValue[]) => (await stub().query(sql, args)) as unknown as R[],
+    execute: async (sql, args) => stub().execute(sql, args),
+    batch: async (statements) => stub().batch(statements),
+    close: async () => {},
+  };
+}
+
+async function openStore(env: RoutesWorkerEnv): Promise<SqlStore | undefined> {
+  if (env.ROUTES_DB) {
+    const store = libsqlStore(createClient({ url: env.ROUTES_DB, authToken: env.ROUTES_DB_AUTH_TOKEN }));
+    await prepareRoutesStore(store);
+    return store;
+  }
+  return env.ROUTES_STORE ? objectStore(env.ROUTES_STORE) : undefined;
+}
+
+type Fetch = (request: Request, env: RoutesWorkerEnv) => Promise<Response>;
+
+/** A bound service when there is one, else the product in this Worker, else a clear 500. */
+function product(name: string, service: Fetcher | undefined, own: Fetch | undefined, env: RoutesWorkerEnv) {
+  return async (request: Request) => {
+    if (service) return service.fetch(request);
+    if (own) return own(request, env);
+    return Response.json(errorEnvelope("INTERNAL", `require("${name}") has nothing to serve: bind ${name.toUpperCase()}_SERVICE or its Durable Objects (wrangler.toml [env.routes])`), { status: 500 });
+  };
 }
 
 type Served = { fetch: (request: Request) => Response | Promise<Response> };
@@ -57,10 +141,13 @@ let served: Promise<Served> | undefined;
 
 const number = (value: string | undefined, fallback: number) => (value && /^\d+$/.test(value) ? Number(value) : fallback);
 
-async function build(env: RoutesWorkerEnv): Promise<Served> {
+async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
   const logger = createLogger({ fields: { service: "routes" }, level: (env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
   const engine = await loadQuickJS({ wasmModule });
-  const issuer = env.ROUTES_ISSUER ?? "http://127.0.0.1:5556";
+  const configured = env.ROUTES_ISSUER ?? "http://127.0.0.1:5556";
+  const issuer = configured.startsWith("/") ? `${origin}${configured.replace(/\/+$/, "")}` : configured;
+  const store = await openStore(env);
+  const audit = env.ROUTES_AUDIT ?? "db";
   const files = env.STATIC ? r2FileTree(env.STATIC as unknown as R2BucketLike) : memoryFileTree(workerBundleFiles(bundle, STATIC_ROOT.slice(1)));
   const limits = { cpuMs: number(env.ROUTES_CPU_MS, DEFAULT_SCRIPT_LIMITS.cpuMs), wallMs: number(env.ROUTES_WALL_MS, DEFAULT_SCRIPT_LIMITS.wallMs), memMb: number(env.ROUTES_MEM_MB, DEFAULT_SCRIPT_LIMITS.memMb) };
   const security = hostSecurity({
@@ -70,7 +157,7 @@ async function build(env: RoutesWorkerEnv): Promise<Served> {
     clientId: env.ROUTES_CLIENT_ID,
     clientSecret: env.ROUTES_CLIENT_SECRET,
     sessionSecret: env.ROUTES_SESSION_SECRET,
-    policy: env.ROUTES_POLICY ? await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY") : undefined,
+    policy: env.ROUTES_POLICY ? await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY") : bundle.policy ? await readPolicy(bundle.policy, "the bundled policy") : undefined,
   });
   const host = createRouteHost({
     renderer: renderValue,
@@ -80,7 +167,13 @@ async function build(env: RoutesWorkerEnv): Promise<Served> {
     session: security.session,
     auth: {
       ...security.auth,
-      audit: env.ROUTES_AUDIT === "off" ? undefined : logAuditSink(logger),
+      resources: store ? sqlResourceResolver(store) : undefined,
+      audit: audit === "off" ? undefined : audit === "db" && store ? sqlAuditSink(store) : logAuditSink(logger),
+    },
+    services: storeServices(store),
+    mountables: {
+      idp: { handler: product("idp", env.IDP_SERVICE, env.IDP ? (r, e) => idpWorker.fetch(r, e as never) : undefined, env) },
+      sessions: { handler: product("sessions", env.SESSIONS_SERVICE, env.SESSIONS ? (r, e) => sessionsWorker.fetch(r, e as never) : undefined, env) },
     },
     runtime: (natives, hostCalls) => inProcessScriptRuntime(engine, { natives, hostCalls, limits }),
   });
@@ -91,7 +184,7 @@ async function build(env: RoutesWorkerEnv): Promise<Served> {
 
 export default {
   async fetch(request: Request, env: RoutesWorkerEnv): Promise<Response> {
-    served ??= build(env);
+    served ??= build(env, new URL(request.url).origin);
     let app: Served;
     try {
       app = await served;

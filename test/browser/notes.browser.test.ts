@@ -31,7 +31,10 @@ describe.each(RUNTIMES)("the notes example on %s", (runtime) => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "notes-"));
     const args = ["--script", "examples/routes/app.js", "--issuer", "/idp", "--policy-file", "examples/routes/policy.yaml", "--db", `file:${join(dir, "routes.db")}`, "--threads", "1"];
-    service = await startService("routes", { args, env: { ROUTES_SCRIPT: "examples/routes/app.js" }, persistTo: join(dir, "wrangler") }, runtime);
+    // The mounted provider accepts this port's callback (npm start's :8080 is built in). On
+    // workerd the script, the policy and the issuer are the Worker's defaults (wrangler.toml).
+    const env = { IDP_REDIRECT_URIS: "http://127.0.0.1:{port}/auth/callback", ROUTES_SESSION_SECRET: "notes-test" };
+    service = await startService("routes", { args, env, persistTo: join(dir, "wrangler"), timeoutMs: 90_000 }, runtime);
   }, 120_000);
   afterAll(async () => {
     for (const c of contexts) await c.close();

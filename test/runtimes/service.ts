@@ -16,7 +16,8 @@ export type RuntimeName = "node" | "deno" | "workerd";
 export type ServiceName = "idp" | "sessions" | "routes";
 
 export interface StartOptions {
-  /** Service settings, as environment variables (wrangler vars on workerd). */
+  /** Service settings, as environment variables (wrangler vars on workerd). `{port}` in a value
+   * (or in `args`) is replaced by the service's port. */
   env?: Record<string, string>;
   /** Extra command-line words for Node and Deno (after `serve-dev` / `serve`). */
   args?: string[];
@@ -94,6 +95,23 @@ const COMMAND: Record<ServiceName, string> = { idp: "serve-dev", sessions: "serv
 /** The route host has no health path of its own: its scripts' `/` is polled unless told otherwise. */
 const HEALTH: Record<ServiceName, string> = { idp: "/healthz", sessions: "/api/v1/health", routes: "/" };
 
+/** `{port}` in a setting or argument is the port the service gets (known only at launch). */
+function withPort(options: StartOptions, port: number): StartOptions {
+  const put = (text: string) => text.replaceAll("{port}", String(port));
+  return {
+    ...options,
+    args: options.args?.map(put),
+    env: options.env && Object.fromEntries(Object.entries(options.env).map(([k, v]) => [k, put(v)])),
+  };
+}
+
+/** What wrangler's build step for [env.routes] reads: the script, and its policy file (none for
+ * a test's own script unless named; the default is the notes example's). */
+function routesBuildEnv(env: Record<string, string> | undefined): Record<string, string> {
+  if (!env?.ROUTES_SCRIPT) return {};
+  return { ROUTES_SCRIPT: env.ROUTES_SCRIPT, ROUTES_POLICY_FILE: env.ROUTES_POLICY_FILE ?? "" };
+}
+
 function command(runtime: RuntimeName, service: ServiceName, port: number, options: StartOptions): string[] {
   const serveArgs = [COMMAND[service], "--addr", `127.0.0.1:${port}`, ...(options.args ?? [])];
   switch (runtime) {
@@ -103,7 +121,9 @@ function command(runtime: RuntimeName, service: ServiceName, port: number, optio
     case "deno":
       return ["node_modules/deno/deno", "run", "-A", `apps/${service}/deno.ts`, ...serveArgs];
     case "workerd": {
-      const vars = Object.entries(options.env ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+      const vars = Object.entries(options.env ?? {})
+        .filter(([k]) => k !== "ROUTES_SCRIPT" && k !== "ROUTES_POLICY_FILE")
+        .flatMap(([k, v]) => ["--var", `${k}:${v}`]);
       return [
         process.execPath,
         "node_modules/wrangler/bin/wrangler.js",
@@ -165,13 +185,14 @@ export async function startService(
 async function launch(service: ServiceName, options: StartOptions, runtime: RuntimeName): Promise<RunningService> {
   // workerd wants two ports (server and inspector); keep them apart from other free ports.
   const port = runtime === "workerd" ? await freePortPair() : await freePort();
+  options = withPort(options, port);
   const [bin, ...args] = command(runtime, service, port, options);
   const child = spawn(bin!, args, {
     cwd: ROOT,
     env: {
       ...process.env,
       // On workerd the settings are vars, except the route script: wrangler's build step reads it.
-      ...(runtime !== "workerd" ? options.env : options.env?.ROUTES_SCRIPT ? { ROUTES_SCRIPT: options.env.ROUTES_SCRIPT } : {}),
+      ...(runtime !== "workerd" ? options.env : routesBuildEnv(options.env)),
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
       WRANGLER_SEND_METRICS: "false",
       CLOUDFLARE_CF_FETCH_ENABLED: "false",

@@ -65,6 +65,8 @@ export async function readScriptBundle(tree: FileTree, scriptPath: string): Prom
 export interface WorkerBundle {
   script: ScriptBundle;
   files: Record<string, string>;
+  /** The policy file's text (`bundle --policy-file`), checked when bundled; ROUTES_POLICY overrides it. */
+  policy?: string;
 }
 
 export async function readWorkerBundle(tree: FileTree, scriptPath: string): Promise<WorkerBundle> {
