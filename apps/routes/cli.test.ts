@@ -1,11 +1,13 @@
 /** The routes command line as a user runs it: the plan table, bad input, and dev mode's reload. */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { startService, type RunningService } from "../../test/runtimes/service.ts";
+import { issuerUrl } from "./cli.ts";
+import type { WorkerBundle } from "./script/read-bundle.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -47,6 +49,31 @@ describe("routes routes", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("app.get(pattern, handler) was removed");
     await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe("routes bundle", () => {
+  it("writes the script, the files beside it and the policy a Worker is built with; a bad policy fails the build", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "routes-bundle-"));
+    const out = join(dir, "bundle.json");
+    const ok = await routesCli("bundle", "--script", "examples/routes/app.js", "--policy-file", "examples/routes/policy.yaml", "--out", out);
+    expect(ok).toMatchObject({ code: 0, stdout: expect.stringContaining("the policy of examples/routes/policy.yaml") });
+    const bundle = JSON.parse(await readFile(out, "utf8")) as WorkerBundle;
+    expect(bundle.script.entry).toBe("/app.js");
+    expect(Object.keys(bundle.script.files)).toEqual(expect.arrayContaining(["/app.js", "/lib/page.js"]));
+    expect(bundle.policy).toBe(await readFile(join(ROOT, "examples/routes/policy.yaml"), "utf8"));
+    const bad = await routesCli("bundle", "--script", "examples/routes/app.js", "--policy-file", "apps/routes/auth/testdata/bad-policy.yaml", "--out", out);
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown key "mach"') });
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe("the issuer setting", () => {
+  it("is a URL, or a path on this host's own origin for a provider the script mounts", () => {
+    expect(issuerUrl("http://127.0.0.1:5556", "127.0.0.1:8080")).toBe("http://127.0.0.1:5556");
+    expect(issuerUrl("/idp", "127.0.0.1:8080")).toBe("http://127.0.0.1:8080/idp");
+    expect(issuerUrl("/idp/", "0.0.0.0:9000")).toBe("http://127.0.0.1:9000/idp");
+    expect(issuerUrl("/idp", "[::1]:8080")).toBe("http://[::1]:8080/idp");
   });
 });
 

@@ -66,7 +66,7 @@ export const routesSection = defineSection({
     "introspection-client-secret": stringField({ default: "", secret: true, description: "Its secret" }),
     "static-root": stringField({ default: "", description: "Directory app.static paths are relative to (default: the script's directory)" }),
     "session-secret": stringField({ default: "", secret: true, description: "Key signing the host session cookie (default: random at each start)" }),
-    db: stringField({ default: "", description: "SQL store for resources and audit events: file:PATH, :memory:, or a libSQL server (ROUTES_DB_AUTH_TOKEN); empty: none (routes with resources answer 500)" }),
+    db: stringField({ default: "", description: "SQL store for resources and audit events: file:PATH, :memory:, or a libSQL server (ROUTES_DB_AUTH_TOKEN); empty or none: no store (routes with resources answer 500)" }),
     audit: stringField({ default: "auto", description: "Where audit events go: db, log (one line each), off; auto: db with --db, else log", check: v.picklist(["auto", "db", "log", "off"], 'expected "auto", "db", "log" or "off"') }),
     "cpu-ms": stringField({ default: "5000", description: "CPU time of one handler call, ms", check: wholeNumber(1, 600_000) }),
     "wall-ms": stringField({ default: "30000", description: "Wall time of one handler call, ms", check: wholeNumber(1, 600_000) }),
@@ -161,9 +161,6 @@ export function issuerUrl(issuer: string, addr: string): string {
 function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined, store: SqlStore | undefined, platformEnv: Record<string, string | undefined>, sessionsMount: SessionsMount | undefined): RouteHost {
   const { values } = config;
   const audit = values.audit === "auto" ? (store ? "db" : "log") : values.audit;
-  const ownIssuer = values.issuer.startsWith("/");
-  // A provider mounted here accepts this host's sign-in callback (and logout back to it).
-  const idpEnv = ownIssuer && !platformEnv.IDP_REDIRECT_URIS ? { ...platformEnv, IDP_REDIRECT_URIS: `${ownOrigin(values.addr)}/auth/callback` } : platformEnv;
   const security = hostSecurity({
     issuer: issuerUrl(values.issuer, values.addr),
     audience: values.audience,
@@ -175,7 +172,7 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
   });
   const host = createRouteHost({
     mountables: {
-      idp: { handler: idpMountable({ logger: logger.child({ service: "idp" }), env: idpEnv }) },
+      idp: { handler: idpMountable({ logger: logger.child({ service: "idp" }), env: platformEnv }) },
       ...(sessionsMount ? { sessions: { handler: sessionsMount.handler } } : {}),
     },
     dev: values.dev,
@@ -251,7 +248,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     return fail(runtime, (err as Error).message);
   }
   let store: SqlStore | undefined;
-  if (config.values.db && !listing) {
+  if (config.values.db && config.values.db !== "none" && !listing) {
     try {
       store = await openSqlStore(runtime, config.values.db, runtime.env.ROUTES_DB_AUTH_TOKEN);
       await prepareRoutesStore(store);
@@ -325,7 +322,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     ["script", config.scriptPath],
     ["routes", `${count("public")} public, ${count("auth") + count("auth?")} authenticated, ${count("mount")} mounts, ${count("static")} static (npm run routes -- routes --script ... lists them)`],
     ["dev page", config.values.dev ? `http://${server.hostname}:${server.port}${DEV_PAGE_PATH} (reloads on edit)` : undefined],
-    ["data", config.values.db ? `${config.values.db} (resources; audit ${config.values.audit === "auto" ? "db" : config.values.audit})` : undefined],
+    ["data", store ? `${config.values.db} (resources; audit ${config.values.audit === "auto" ? "db" : config.values.audit})` : undefined],
     ["authorized by", policyFile ? `policy file ${policyFile}` : inlinePolicy ? "the policy in ROUTES_POLICY" : "the token's scope, roles, groups or permissions"],
     ["sign-in", config.values.issuer ? `http://${server.hostname}:${server.port}/auth/login (client ${config.values["client-id"]} at ${issuer})` : undefined],
     ["tokens from", config.values.issuer ? `${issuer}${config.values.audience ? ` (aud ${config.values.audience})` : ""}` : "nobody: authenticated routes answer 500"],
@@ -377,7 +374,7 @@ const OUTCOMES = ["allowed", "denied", "completed", "failed"] as const;
 
 /** `routes audit` and `routes resource put`: the SQL store without a server. */
 async function storeCommand(runtime: HostRuntime, config: Config, args: ParsedArgs): Promise<undefined> {
-  if (!config.values.db) return fail(runtime, `${args.positionals[0]} needs --db URL (or ROUTES_DB)`);
+  if (!config.values.db || config.values.db === "none") return fail(runtime, `${args.positionals[0]} needs --db URL (or ROUTES_DB)`);
   const flag = (name: string) => lastFlag(args, name);
   let store: SqlStore;
   try {

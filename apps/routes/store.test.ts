@@ -44,8 +44,7 @@ describe("the SQL store", () => {
     expect((await call(host, "GET", "/t/globex/notes/n1", { headers: { "x-user": "alice" } })).status).toBe(404);
     expect((await call(host, "GET", "/t/acme/notes/n1")).status).toBe(401);
     await host.close();
-    // The sink writes after each response (never holding it up): wait for the four events.
-    for (let i = 0; i < 200 && (await queryAudit(store)).length < 4; i++) await new Promise((r) => setTimeout(r, 5));
+    // Each event was stored before its response left.
     const all = await queryAudit(store);
     expect(all.map((e) => [e.outcome, e.statusCode ?? null, e.reason ?? null])).toEqual([
       ["denied", 401, "no_credentials"],

@@ -19,8 +19,8 @@
  * it), ROUTES_AUDIENCE, ROUTES_POLICY (inline YAML or JSON; overrides the bundled policy),
  * ROUTES_CLIENT_ID, ROUTES_CLIENT_SECRET, ROUTES_INTROSPECTION_CLIENT_ID,
  * ROUTES_INTROSPECTION_CLIENT_SECRET, ROUTES_SESSION_SECRET (set it: otherwise each isolate signs
- * with its own random key), ROUTES_DEV, ROUTES_AUDIT (db | log | off; default db), ROUTES_DB and
- * ROUTES_DB_AUTH_TOKEN, ROUTES_CPU_MS, ROUTES_WALL_MS, ROUTES_MEM_MB, LOG_LEVEL; the IDP_* and
+ * with its own random key), ROUTES_DEV, ROUTES_AUDIT (db | log | off; default db), ROUTES_DB (a
+ * libsql:// URL, or none for no store) and ROUTES_DB_AUTH_TOKEN, ROUTES_CPU_MS, ROUTES_WALL_MS, ROUTES_MEM_MB, LOG_LEVEL; the IDP_* and
  * SESSIONS_* vars of the two services for the ones in this Worker.
  */
 /// <reference path="../../lib/adapters/wasm.d.ts" />
@@ -115,6 +115,7 @@ function objectStore(ns: DurableObjectNamespace<RoutesStoreObject>): SqlStore {
 }
 
 async function openStore(env: RoutesWorkerEnv): Promise<SqlStore | undefined> {
+  if (env.ROUTES_DB === "none") return undefined;
   if (env.ROUTES_DB) {
     const store = libsqlStore(createClient({ url: env.ROUTES_DB, authToken: env.ROUTES_DB_AUTH_TOKEN }));
     await prepareRoutesStore(store);

@@ -21,9 +21,18 @@ afterAll(async () => {
   await browser?.close();
 });
 
-const RUNTIMES: RuntimeName[] = ["node", "deno", "workerd"];
+const BOUND = ["routes", "idp", "sessions"].map((w) => `test/fixtures/bound-services/${w}.toml`);
 
-describe.each(RUNTIMES)("the notes example on %s", (runtime) => {
+/** Where it runs; on workerd once in one Worker (wrangler.toml [env.routes]), once with the
+ * provider and the session service as Workers of their own behind service bindings. */
+const SETUPS: [string, RuntimeName, string[] | undefined][] = [
+  ["node", "node", undefined],
+  ["deno", "deno", undefined],
+  ["workerd", "workerd", undefined],
+  ["workerd with service bindings", "workerd", BOUND],
+];
+
+describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfigs) => {
   let service: RunningService;
   let dir: string;
   const contexts: BrowserContext[] = [];
@@ -31,10 +40,10 @@ describe.each(RUNTIMES)("the notes example on %s", (runtime) => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "notes-"));
     const args = ["--script", "examples/routes/app.js", "--issuer", "/idp", "--policy-file", "examples/routes/policy.yaml", "--db", `file:${join(dir, "routes.db")}`, "--threads", "1"];
-    // The mounted provider accepts this port's callback (npm start's :8080 is built in). On
-    // workerd the script, the policy and the issuer are the Worker's defaults (wrangler.toml).
-    const env = { IDP_REDIRECT_URIS: "http://127.0.0.1:{port}/auth/callback", ROUTES_SESSION_SECRET: "notes-test" };
-    service = await startService("routes", { args, env, persistTo: join(dir, "wrangler"), timeoutMs: 90_000 }, runtime);
+    // The mounted provider's public-spa client accepts the callback on any loopback port (RFC
+    // 8252). On workerd the script, the policy and the issuer are the Worker's defaults.
+    const env = { ROUTES_SESSION_SECRET: "notes-test" };
+    service = await startService("routes", { args, env, persistTo: join(dir, "wrangler"), timeoutMs: 90_000, wranglerConfigs }, runtime);
   }, 120_000);
   afterAll(async () => {
     for (const c of contexts) await c.close();

@@ -25,7 +25,7 @@ beforeAll(async () => {
   signingKey = { ...(await exportJWK(privateKey)), kid: "dev-key-1", alg: "RS256" };
   idp = await startIdp({ clients: CLIENTS, accessTokenFormat: "jwt", accessTokenAudience: AUDIENCE, signingKeys: { keys: [signingKey] } });
   host = await startService("routes", {
-    env: { ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js", ROUTES_ISSUER: idp.issuer, ROUTES_AUDIENCE: AUDIENCE, ROUTES_CPU_MS: "300", ROUTES_SESSION_SECRET: "contract-secret" },
+    env: { ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js", ROUTES_ISSUER: idp.issuer, ROUTES_AUDIENCE: AUDIENCE, ROUTES_CPU_MS: "300", ROUTES_SESSION_SECRET: "contract-secret", ROUTES_DB: "none" },
   });
 });
 

@@ -8,8 +8,9 @@
  * runtime alike (`ROUTES_SCRIPT` is also set for wrangler's build step, which bundles it).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export type RuntimeName = "node" | "deno" | "workerd";
@@ -27,6 +28,9 @@ export interface StartOptions {
   /** workerd: the `--persist-to` directory (default: a fresh one per port). Starting again with the
    * same directory finds the Durable Object storage and R2 contents the last process left. */
   persistTo?: string;
+  /** workerd: these wrangler configs (`-c` each, the first the served Worker) instead of
+   * `--env <service>` in wrangler.toml, for Workers reached through service bindings. */
+  wranglerConfigs?: string[];
 }
 
 export interface RunningService {
@@ -107,9 +111,23 @@ function withPort(options: StartOptions, port: number): StartOptions {
 
 /** What wrangler's build step for [env.routes] reads: the script, and its policy file (none for
  * a test's own script unless named; the default is the notes example's). */
-function routesBuildEnv(env: Record<string, string> | undefined): Record<string, string> {
-  if (!env?.ROUTES_SCRIPT) return {};
-  return { ROUTES_SCRIPT: env.ROUTES_SCRIPT, ROUTES_POLICY_FILE: env.ROUTES_POLICY_FILE ?? "" };
+function routesBuildEnv(env: Record<string, string> | undefined, port: number): Record<string, string> {
+  // Each Worker its own bundle file: wrangler watches it, and suites run side by side.
+  const out = { ROUTES_BUNDLE_OUT: routesBundlePath(port) };
+  if (!env?.ROUTES_SCRIPT) return out;
+  return { ...out, ROUTES_SCRIPT: env.ROUTES_SCRIPT, ROUTES_POLICY_FILE: env.ROUTES_POLICY_FILE ?? "" };
+}
+
+const routesBundlePath = (port: number) => `.wrangler/routes/test-${port}.json`;
+const routesConfigPath = (port: number) => `.wrangler-routes-${port}.toml`;
+
+/** wrangler.toml with this Worker's own bundle file (`wrangler dev` takes no --alias). It sits
+ * beside wrangler.toml, since a config's paths are relative to where it is. */
+function writeRoutesConfig(port: number): void {
+  const text = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  const line = `"routes-bundle" = "./.wrangler/routes/bundle.json"`;
+  if (!text.includes(line)) throw new Error(`wrangler.toml has no line ${line}`);
+  writeFileSync(join(ROOT, routesConfigPath(port)), text.replace(line, `"routes-bundle" = "./${routesBundlePath(port)}"`));
 }
 
 function command(runtime: RuntimeName, service: ServiceName, port: number, options: StartOptions): string[] {
@@ -128,8 +146,8 @@ function command(runtime: RuntimeName, service: ServiceName, port: number, optio
         process.execPath,
         "node_modules/wrangler/bin/wrangler.js",
         "dev",
-        "--env",
-        service,
+        ...(options.wranglerConfigs ? options.wranglerConfigs.flatMap((c) => ["-c", c]) : ["--env", service]),
+        ...(service === "routes" && !options.wranglerConfigs ? ["-c", routesConfigPath(port)] : []),
         "--ip",
         "127.0.0.1",
         "--port",
@@ -186,13 +204,15 @@ async function launch(service: ServiceName, options: StartOptions, runtime: Runt
   // workerd wants two ports (server and inspector); keep them apart from other free ports.
   const port = runtime === "workerd" ? await freePortPair() : await freePort();
   options = withPort(options, port);
+  const ownRoutesConfig = runtime === "workerd" && service === "routes" && !options.wranglerConfigs;
+  if (ownRoutesConfig) writeRoutesConfig(port);
   const [bin, ...args] = command(runtime, service, port, options);
   const child = spawn(bin!, args, {
     cwd: ROOT,
     env: {
       ...process.env,
       // On workerd the settings are vars, except the route script: wrangler's build step reads it.
-      ...(runtime !== "workerd" ? options.env : routesBuildEnv(options.env)),
+      ...(runtime !== "workerd" ? options.env : service === "routes" && !options.wranglerConfigs ? routesBuildEnv(options.env, port) : {}),
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
       WRANGLER_SEND_METRICS: "false",
       CLOUDFLARE_CF_FETCH_ENABLED: "false",
@@ -202,6 +222,12 @@ async function launch(service: ServiceName, options: StartOptions, runtime: Runt
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
+  if (ownRoutesConfig) {
+    child.once("exit", () => {
+      rmSync(join(ROOT, routesConfigPath(port)), { force: true });
+      rmSync(join(ROOT, routesBundlePath(port)), { force: true });
+    });
+  }
   let log = "";
   child.stdout!.on("data", (d) => (log += d));
   child.stderr!.on("data", (d) => (log += d));

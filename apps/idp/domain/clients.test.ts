@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { authenticateClient, buildClients, readClientCredentials, WEB_APP_SECRET } from "./clients.ts";
+import { authenticateClient, buildClients, isRegisteredUri, readClientCredentials, WEB_APP_SECRET } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
 import { constantTimeEqual } from "./random.ts";
 
@@ -26,11 +26,33 @@ describe("buildClients", () => {
     expect(spa.redirect_uris.has("http://app.test/cb")).toBe(true);
     expect(spa.redirect_uris.has("http://localhost:8080/callback")).toBe(true);
   });
+  it("accepts the origins of configured redirect URIs as post-logout URIs, and only those", () => {
+    const clients = buildClients({ clientId: "my-app", redirectUris: ["http://127.0.0.1:41234/auth/callback"] });
+    for (const id of ["my-app", "public-spa", "web-app", "dev-client"]) {
+      expect(clients.get(id)!.post_logout_redirect_uris.has("http://127.0.0.1:41234"), id).toBe(true);
+      expect(clients.get(id)!.post_logout_redirect_uris.has("http://127.0.0.1:41235"), id).toBe(false);
+    }
+    expect(buildClients({}).get("public-spa")!.post_logout_redirect_uris.has("http://localhost:3000")).toBe(false);
+  });
   it("registers any other id as a permissive client, confidential with a secret", () => {
     const clients = buildClients({ clientId: "my-app", clientSecret: "s3", redirectUris: ["http://app.test/cb"] });
     expect(clients.get("my-app")).toMatchObject({ secret: "s3", require_pkce: false });
     expect(clients.get("my-app")!.allowed_scopes).toBeUndefined();
     expect(clients.size).toBe(4);
+  });
+});
+
+describe("registered URIs", () => {
+  const registered = new Set(["http://127.0.0.1:8080/auth/callback", "http://localhost:3000/cb?x=1", "https://app.test/cb", "http://[::1]:9000/cb"]);
+  it("match exactly, or on loopback with any port (RFC 8252 §7.3)", () => {
+    for (const uri of ["http://127.0.0.1:8080/auth/callback", "http://127.0.0.1:41234/auth/callback", "http://localhost:5173/cb?x=1", "http://[::1]:1/cb", "https://app.test/cb"]) {
+      expect(isRegisteredUri(registered, uri), uri).toBe(true);
+    }
+  });
+  it("never match another host, path, query, scheme, or a port on a non-loopback host", () => {
+    for (const uri of ["http://127.0.0.2:8080/auth/callback", "http://127.0.0.1:8080/auth/callback2", "http://localhost:5173/cb", "http://localhost:5173/cb?x=2", "https://127.0.0.1:8080/auth/callback", "https://app.test:8443/cb", "http://localhost:8080/auth/callback", "http://127.0.0.1:8080/auth/callback#f", "not a url"]) {
+      expect(isRegisteredUri(registered, uri), uri).toBe(false);
+    }
   });
 });
 
