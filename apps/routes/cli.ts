@@ -161,6 +161,9 @@ export function issuerUrl(issuer: string, addr: string): string {
 function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined, store: SqlStore | undefined, platformEnv: Record<string, string | undefined>, sessionsMount: SessionsMount | undefined): RouteHost {
   const { values } = config;
   const audit = values.audit === "auto" ? (store ? "db" : "log") : values.audit;
+  // A provider mounted here (issuer a path) accepts this host's sign-in callback and, through the
+  // callback's origin, its logout redirect, unless IDP_REDIRECT_URIS says otherwise.
+  const idpEnv = values.issuer.startsWith("/") && !platformEnv.IDP_REDIRECT_URIS ? { ...platformEnv, IDP_REDIRECT_URIS: `${ownOrigin(values.addr)}/auth/callback` } : platformEnv;
   const security = hostSecurity({
     issuer: issuerUrl(values.issuer, values.addr),
     audience: values.audience,
@@ -172,7 +175,7 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
   });
   const host = createRouteHost({
     mountables: {
-      idp: { handler: idpMountable({ logger: logger.child({ service: "idp" }), env: platformEnv }) },
+      idp: { handler: idpMountable({ logger: logger.child({ service: "idp" }), env: idpEnv }) },
       ...(sessionsMount ? { sessions: { handler: sessionsMount.handler } } : {}),
     },
     dev: values.dev,

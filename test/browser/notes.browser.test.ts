@@ -40,9 +40,10 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "notes-"));
     const args = ["--script", "examples/routes/app.js", "--issuer", "/idp", "--policy-file", "examples/routes/policy.yaml", "--db", `file:${join(dir, "routes.db")}`, "--threads", "1"];
-    // The mounted provider's public-spa client accepts the callback on any loopback port (RFC
-    // 8252). On workerd the script, the policy and the issuer are the Worker's defaults.
-    const env = { ROUTES_SESSION_SECRET: "notes-test" };
+    // The mounted provider accepts this port's callback (npm start's :8080 is built in; the
+    // command line adds its own, a Worker needs the var). On workerd the script, the policy and
+    // the issuer are the Worker's defaults.
+    const env = { ROUTES_SESSION_SECRET: "notes-test", IDP_REDIRECT_URIS: "http://127.0.0.1:{port}/auth/callback" };
     service = await startService("routes", { args, env, persistTo: join(dir, "wrangler"), timeoutMs: 90_000, wranglerConfigs }, runtime);
   }, 120_000);
   afterAll(async () => {

@@ -29,7 +29,8 @@ export interface StartOptions {
    * same directory finds the Durable Object storage and R2 contents the last process left. */
   persistTo?: string;
   /** workerd: these wrangler configs (`-c` each, the first the served Worker) instead of
-   * `--env <service>` in wrangler.toml, for Workers reached through service bindings. */
+   * `--env <service>` in wrangler.toml, for Workers reached through service bindings. `{port}`
+   * in them is replaced too (in copies beside them, removed when the process ends). */
   wranglerConfigs?: string[];
 }
 
@@ -121,6 +122,13 @@ function routesBuildEnv(env: Record<string, string> | undefined, port: number): 
 const routesBundlePath = (port: number) => `.wrangler/routes/test-${port}.json`;
 const routesConfigPath = (port: number) => `.wrangler-routes-${port}.toml`;
 
+/** A copy of a wrangler config with `{port}` replaced, beside it (its paths are relative to it). */
+function writeConfigCopy(config: string, port: number): string {
+  const copy = config.replace(/([^/]+)$/, `.$1-${port}.toml`).replace(/\.toml-(\d+)\.toml$/, "-$1.toml");
+  writeFileSync(join(ROOT, copy), readFileSync(join(ROOT, config), "utf8").replaceAll("{port}", String(port)));
+  return copy;
+}
+
 /** wrangler.toml with this Worker's own bundle file (`wrangler dev` takes no --alias). It sits
  * beside wrangler.toml, since a config's paths are relative to where it is. */
 function writeRoutesConfig(port: number): void {
@@ -206,6 +214,8 @@ async function launch(service: ServiceName, options: StartOptions, runtime: Runt
   options = withPort(options, port);
   const ownRoutesConfig = runtime === "workerd" && service === "routes" && !options.wranglerConfigs;
   if (ownRoutesConfig) writeRoutesConfig(port);
+  const configCopies = runtime === "workerd" && options.wranglerConfigs ? options.wranglerConfigs.map((c) => writeConfigCopy(c, port)) : [];
+  if (configCopies.length > 0) options = { ...options, wranglerConfigs: configCopies };
   const [bin, ...args] = command(runtime, service, port, options);
   const child = spawn(bin!, args, {
     cwd: ROOT,
@@ -222,12 +232,13 @@ async function launch(service: ServiceName, options: StartOptions, runtime: Runt
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
-  if (ownRoutesConfig) {
-    child.once("exit", () => {
+  child.once("exit", () => {
+    if (ownRoutesConfig) {
       rmSync(join(ROOT, routesConfigPath(port)), { force: true });
       rmSync(join(ROOT, routesBundlePath(port)), { force: true });
-    });
-  }
+    }
+    for (const copy of configCopies) rmSync(join(ROOT, copy), { force: true });
+  });
   let log = "";
   child.stdout!.on("data", (d) => (log += d));
   child.stderr!.on("data", (d) => (log += d));

@@ -71,34 +71,6 @@ export function clientFromConfig(config: ClientConfig): Client {
   return client;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);
-
-/**
- * Whether `uri` is one of `registered`: exactly, or a loopback URI that differs only in its port
- * (RFC 8252 §7.3: an app on this machine listens on whatever port it got, so any port is allowed
- * for a registered loopback redirect). Used for redirect and post-logout redirect URIs alike.
- */
-export function isRegisteredUri(registered: ReadonlySet<string>, uri: string): boolean {
-  if (registered.has(uri)) return true;
-  let asked: URL;
-  try {
-    asked = new URL(uri);
-  } catch {
-    return false;
-  }
-  if (asked.protocol !== "http:" || !LOOPBACK.has(asked.hostname)) return false;
-  const portless = (u: URL) => `${u.protocol}//${u.hostname}${u.pathname}${u.search}`;
-  for (const r of registered) {
-    try {
-      const reg = new URL(r);
-      if (reg.protocol === "http:" && reg.hostname === asked.hostname && portless(reg) === portless(asked) && asked.hash === "" && reg.hash === "") return true;
-    } catch {
-      // a malformed registration matches nothing
-    }
-  }
-  return false;
-}
-
 export interface ClientOptions {
   clientId?: string;
   clientSecret?: string;

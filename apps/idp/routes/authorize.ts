@@ -7,7 +7,7 @@
 import type { Context, Hono } from "hono";
 import { setCookie } from "hono/cookie";
 import type { User } from "../domain/claims.ts";
-import { allowsGrant, isRegisteredUri, type Client } from "../domain/clients.ts";
+import { allowsGrant, type Client } from "../domain/clients.ts";
 import { AuthorizeRedirectError, PageError } from "../domain/errors.ts";
 import { scopeList } from "../domain/issue.ts";
 import { isPkceMethod, isWellFormedPkceValue, type PkceMethod } from "../domain/pkce.ts";
@@ -50,7 +50,7 @@ function validateClient(p: Provider, params: Params): { client: Client; redirect
   const redirectUri = v.get("redirect_uri");
   if (!redirectUri) throw new PageError(400, "Invalid request", "redirect_uri is missing");
   // Exact string match against the client's own allowlist (no normalization, no prefixes).
-  if (!isRegisteredUri(client.redirect_uris, redirectUri)) {
+  if (!client.redirect_uris.has(redirectUri)) {
     throw new PageError(400, "Invalid redirect URI", `redirect_uri is not registered for client "${clientId}"`);
   }
   return { client, redirect_uri: redirectUri };

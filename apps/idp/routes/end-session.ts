@@ -5,7 +5,6 @@
  */
 import type { Context, Hono } from "hono";
 import { deleteCookie } from "hono/cookie";
-import { isRegisteredUri } from "../domain/clients.ts";
 import { PageError } from "../domain/errors.ts";
 import type { Provider } from "../domain/provider.ts";
 import { loadJose } from "../../../lib/oauth/jose.ts";
@@ -29,12 +28,12 @@ function checkPostLogoutUri(p: Provider, uri: string, clientId: string | undefin
   if (clientId !== undefined) {
     const client = p.clients.get(clientId);
     if (!client) throw new PageError(400, "Invalid logout request", `client "${clientId}" is not registered`);
-    if (!isRegisteredUri(client.post_logout_redirect_uris, uri)) {
+    if (!client.post_logout_redirect_uris.has(uri)) {
       throw new PageError(400, "Invalid logout request", `post_logout_redirect_uri is not registered for client "${clientId}"`);
     }
     return;
   }
-  for (const client of p.clients.values()) if (isRegisteredUri(client.post_logout_redirect_uris, uri)) return;
+  for (const client of p.clients.values()) if (client.post_logout_redirect_uris.has(uri)) return;
   throw new PageError(400, "Invalid logout request", "post_logout_redirect_uri is not registered for any client");
 }
 
