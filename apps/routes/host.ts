@@ -36,7 +36,7 @@ import {
   type ResourceRef,
 } from "./services.ts";
 import { randomHex, sessionCookies } from "./session.ts";
-import { serveStatic, type StaticDirectory } from "./static.ts";
+import { serveStatic, type StaticDirectory } from "../../lib/http/static-files.ts";
 
 export interface RouteHostOptions {
   /** Development mode: handler error messages in 500 bodies, the dev error page. */

@@ -3,14 +3,14 @@
  * own origin:
  * - `app.mount("/idp", require("idp").handler())` serves the identity provider in this process,
  *   its issuer `<origin>/idp` (the mount's prefix, whether or not it is stripped);
- * - `require("sessions").handler()` serves the session service's API, its sandboxes on this
- *   host's threads, its rows in ROUTES_SESSIONS_DB (default `:memory:`, so it never shares a file
+ * - `require("sessions").handler()` serves the session service's API (and its web UI when
+ *   built), its sandboxes on this host's threads, its rows in ROUTES_SESSIONS_DB (default `:memory:`, so it never shares a file
  *   with a session service started beside it).
  */
 import { openSqlStore } from "../../lib/db/open.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { FetchHandler, HostRuntime } from "../../lib/runtime.ts";
-import type { SessionsHost } from "../sessions/cli.ts";
+import { webUi, type SessionsHost } from "../sessions/cli.ts";
 
 export interface IdpMountOptions {
   logger?: Logger;
@@ -49,7 +49,7 @@ export function sessionsMountable(runtime: HostRuntime, host: SessionsHost, logg
     const store = await openSqlStore(runtime, runtime.env.ROUTES_SESSIONS_DB || ":memory:");
     let lost: (ids: string[], reason: string) => void = () => {};
     const live = host.threadRuntimes({ threads: 1, hostEnv: sandboxHostEnv(runtime.env), onLost: (ids, reason) => lost(ids, reason) });
-    const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: runtime.resolvePath(runtime.cwd(), "libraries") }, logger });
+    const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: runtime.resolvePath(runtime.cwd(), "libraries") }, logger, ui: await webUi(host) });
     lost = service.runtimesLost;
     await service.ready;
     return {

@@ -13,7 +13,8 @@
  *   provider Worker), else the provider in this Worker's own IdpObject (IDP_ISSUER "{origin}/idp"
  *   in wrangler.toml, so it answers under the /idp mount).
  * - `require("sessions").handler()`: the service bound as SESSIONS_SERVICE, else the session
- *   service in this Worker's own SessionsObject and SessionRuntimeObject.
+ *   service in this Worker's own SessionsObject and SessionRuntimeObject, its web UI from the
+ *   static assets bound as SESSIONS_UI.
  *
  * Vars (wrangler.toml or --var): ROUTES_ISSUER (a path such as /idp: this Worker's origin plus
  * it), ROUTES_AUDIENCE, ROUTES_POLICY (inline YAML or JSON; overrides the bundled policy),
@@ -61,6 +62,8 @@ export interface RoutesWorkerEnv {
   ROUTES_DB_AUTH_TOKEN?: string;
   IDP_SERVICE?: Fetcher;
   SESSIONS_SERVICE?: Fetcher;
+  /** The session service's web UI (static assets), for the session service in this Worker. */
+  SESSIONS_UI?: Fetcher;
   /** This Worker's own identity provider and session service (wrangler.toml [env.routes]). */
   IDP?: DurableObjectNamespace;
   SESSIONS?: DurableObjectNamespace;
@@ -126,6 +129,13 @@ async function openStore(env: RoutesWorkerEnv): Promise<SqlStore | undefined> {
 
 type Fetch = (request: Request, env: RoutesWorkerEnv) => Promise<Response>;
 
+/** The session service in this Worker: its web UI from the assets, the rest from its object. */
+function sessionsHere(request: Request, env: RoutesWorkerEnv): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  if (env.SESSIONS_UI && (request.method === "GET" || request.method === "HEAD") && (path === "/" || path.startsWith("/assets/"))) return env.SESSIONS_UI.fetch(request);
+  return sessionsWorker.fetch(request, env as never);
+}
+
 /** A bound service when there is one, else the product in this Worker, else a clear 500. */
 function product(name: string, service: Fetcher | undefined, own: Fetch | undefined, env: RoutesWorkerEnv) {
   return async (request: Request) => {
@@ -174,7 +184,7 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
     services: storeServices(store),
     mountables: {
       idp: { handler: product("idp", env.IDP_SERVICE, env.IDP ? (r, e) => idpWorker.fetch(r, e as never) : undefined, env) },
-      sessions: { handler: product("sessions", env.SESSIONS_SERVICE, env.SESSIONS ? (r, e) => sessionsWorker.fetch(r, e as never) : undefined, env) },
+      sessions: { handler: product("sessions", env.SESSIONS_SERVICE, env.SESSIONS ? (r, e) => sessionsHere(r, e) : undefined, env) },
     },
     runtime: (natives, hostCalls) => inProcessScriptRuntime(engine, { natives, hostCalls, limits }),
   });

@@ -11,6 +11,7 @@ import type { SqlStore } from "../../lib/db/store.ts";
 import { FileTreeError, type FileTree } from "../../lib/files/tree.ts";
 import { ApiError, apiErrorHandler, apiNotFound } from "../../lib/http/errors.ts";
 import { withRequestId } from "../../lib/http/request-id.ts";
+import { serveStatic, type StaticDirectory } from "../../lib/http/static-files.ts";
 import { createLogger, errorFields, type Logger } from "../../lib/log.ts";
 import type { ServeEnv } from "../../lib/runtime.ts";
 import type { ServiceContext } from "./domain/context.ts";
@@ -50,6 +51,8 @@ export interface SessionServiceOptions {
   /** One log line per request (default true; off under `wrangler dev`, which logs each request). */
   accessLog?: boolean;
   recorder?: RecorderOptions;
+  /** The built web UI (apps/sessions/ui), served at `/` and `/assets/*` when given. */
+  ui?: StaticDirectory;
 }
 
 export interface SessionService {
@@ -119,6 +122,12 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   registerOpenApi(router, API_VERSION);
   router.mount(api);
   app.route("/api/v1", api);
+  if (options.ui) {
+    const ui = options.ui;
+    // The UI talks to the API with relative URLs, so it works under a mount prefix too.
+    app.on(["GET", "HEAD"], "/", (c) => serveStatic(ui, c.req.raw, "index.html"));
+    app.on(["GET", "HEAD"], "/assets/*", (c) => serveStatic(ui, c.req.raw, c.req.path));
+  }
   withRequestId(app, { accessLog: options.accessLog === false ? undefined : logger });
 
   return {

@@ -11,6 +11,7 @@ import { ConfigError } from "../../lib/config/errors.ts";
 import { lastFlag, parseCommandLine } from "../../lib/config/flags.ts";
 import { openSqlStore } from "../../lib/db/open.ts";
 import type { FileTree } from "../../lib/files/tree.ts";
+import type { StaticDirectory } from "../../lib/http/static-files.ts";
 import { printBanner, serviceLogger } from "../../lib/cli-output.ts";
 import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import { parseListenAddress, type HostRuntime, type RunningServer } from "../../lib/runtime.ts";
@@ -45,7 +46,19 @@ export interface SessionsHost {
   files: FileTree;
   /** The runtime's pool of sandbox threads (Node worker_threads, Deno Web Workers). */
   threadRuntimes(options: ThreadPoolOptions): LiveRuntimes;
+  /** Where the built web UI is (apps/sessions/ui/dist): served at `/` when its index.html exists. */
+  uiDirectory?: string;
 }
+
+/** The built web UI, if the host has one. */
+export async function webUi(host: SessionsHost): Promise<StaticDirectory | undefined> {
+  if (!host.uiDirectory) return undefined;
+  const kind = await host.files.kind(host.uiDirectory, "index.html").catch(() => undefined);
+  return kind === "file" ? { tree: host.files, root: host.uiDirectory } : undefined;
+}
+
+/** The UI's directory beside an entry file (`new URL("./ui/dist", import.meta.url)`), as a path. */
+export const uiDirectoryOf = (url: URL) => decodeURIComponent(url.pathname);
 
 function parseThreads(value: string): number {
   const n = Number(value);
@@ -97,13 +110,15 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
     threads === 0
       ? createInProcessRuntimes(await loadQuickJS(), { worktrees: host.files, hostEnv, modules, onLost })
       : host.threadRuntimes({ threads, hostEnv, modules, onLost });
-  const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: libraryDir }, modules, logger });
+  const ui = await webUi(host);
+  const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: libraryDir }, modules, logger, ui });
   lost = service.runtimesLost;
   await service.ready;
   const server = await runtime.serve((req, env) => service.app.fetch(req, env), address);
   logger.info("sessions listening", { addr: `${server.hostname}:${server.port}`, db: dbUrl, library_dir: libraryDir, modules, threads });
   const base = `http://${server.hostname}:${server.port}/api/v1`;
   printBanner(runtime, `session service  http://${server.hostname}:${server.port}`, [
+    ["web UI", ui ? `http://${server.hostname}:${server.port}/` : "not built (npm run build:ui)"],
     ["API", base],
     ["OpenAPI", `${base}/openapi.json`],
     ["data", dbUrl.startsWith("file:") ? `${dbUrl} (${runtime.resolvePath(runtime.cwd(), dbUrl.slice(5))})` : dbUrl.replace(/\/\/[^@/]*@/, "//***@")],

@@ -2,7 +2,7 @@
  * system; sandboxes on worker threads (apps/sessions/node-thread.ts). */
 import { nodeRuntime } from "../../lib/adapters/node.ts";
 import { nodeFileTree } from "../../lib/adapters/node-files.ts";
-import { runSessionsCli } from "./cli.ts";
+import { runSessionsCli, uiDirectoryOf } from "./cli.ts";
 import { createNodeThreadRuntimes } from "./live/node-threads.ts";
 
-await runSessionsCli(nodeRuntime(), { files: nodeFileTree(), threadRuntimes: createNodeThreadRuntimes });
+await runSessionsCli(nodeRuntime(), { files: nodeFileTree(), threadRuntimes: createNodeThreadRuntimes, uiDirectory: uiDirectoryOf(new URL("./ui/dist", import.meta.url)) });

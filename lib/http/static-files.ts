@@ -1,11 +1,11 @@
 /**
- * Static mounts (`app.static`, `app.staticFromAssetsModule`): files of one directory of a
- * FileTree, the mount prefix removed. Every path goes through the FileTree, whose confinement
+ * Static files (the route host's `app.static` mounts, the session service's web UI): files of one
+ * directory of a FileTree, the mount prefix removed. Every path goes through the FileTree, whose confinement
  * (lib/files: `..`, percent-encoding, backslashes, NUL, symlinks out) is the only way in, so
  * nothing outside the directory is ever served. Only GET and HEAD; a directory serves its
  * `index.html`.
  */
-import { FileTreeError, type FileTree } from "../../lib/files/tree.ts";
+import { FileTreeError, type FileTree } from "../files/tree.ts";
 
 const TYPES: Record<string, string> = {
   html: "text/html; charset=utf-8",

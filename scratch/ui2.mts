@@ -1,0 +1,15 @@
+import { launchChromium } from "../test/browser/chromium.ts";
+const base = process.argv[2];
+const browser = await launchChromium();
+const page = await browser.newPage();
+page.on("pageerror", (e) => console.log("pageerror:", e.message));
+page.setDefaultTimeout(8000);
+const step = async (name: string, f: () => Promise<unknown>) => { try { await f(); console.log("ok", name); } catch (e) { console.log("FAIL", name, (e as Error).message.split("\n")[0]); console.log(await page.locator("main").innerText()); await browser.close(); process.exit(1); } };
+await step("goto", () => page.goto(`${base}/`));
+await step("templates", () => page.click(`header a[href="#/templates"]`));
+await step("create", async () => { await page.fill('input[aria-label="template name"]', "t" + Date.now()); await page.click("#create-template"); await page.waitForSelector('[aria-label="settings"]'); });
+await step("sessions", () => page.click(`header a[href="#/sessions"]`));
+await step("create session", async () => { await page.click("#create-session"); await page.waitForURL(/#\/sessions\/[0-9a-f-]+$/); await page.waitForSelector('[data-testid="repl-input"]'); });
+await step("run", async () => { await page.click('[data-testid="repl-input"]'); await page.keyboard.insertText("1 + 1"); await page.keyboard.press("Enter"); await page.locator('[data-testid="value"]').first().waitFor(); });
+console.log(await page.locator("main").innerText());
+await browser.close();
