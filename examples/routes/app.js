@@ -19,7 +19,8 @@ const note = httpmod.resource("note").idFromParam("id").mustExist();
 // The identity provider, in this process: its issuer is <origin>/idp.
 app.mount("/idp", require("idp").handler());
 
-// The session service under /sessions (API at /sessions/api/v1), for signed-in users.
+// The session service under /sessions: its console at /sessions/, its API at /sessions/api/v1,
+// for signed-in users.
 app.all("/sessions/*").auth(user).allow("sessions:use").audit("sessions.api").mount(require("sessions").handler(), { stripPrefix: true });
 
 /** Where a user's notes live: their tenant when the provider gives one, else their own space. */
@@ -39,7 +40,7 @@ app.get("/").public().handle(() =>
     mounted beside it on this origin.</p>
     <table>
       <tr><td><a href="/notes">/notes</a></td><td>your notes (signs you in first: try <code>alice</code>)</td></tr>
-      <tr><td><a href="/sessions/api/v1/templates">/sessions/api/v1</a></td><td>the session service, behind sign-in</td></tr>
+      <tr><td><a href="/sessions/">/sessions/</a></td><td>the session console (templates, sessions, a REPL), behind sign-in; its API at /sessions/api/v1</td></tr>
       <tr><td><a href="/admin/audit">/admin/audit</a></td><td>the audit log (sign in as <code>admin</code>)</td></tr>
       <tr><td><a href="/idp/.well-known/openid-configuration">/idp</a></td><td>the identity provider's discovery document</td></tr>
     </table>`));

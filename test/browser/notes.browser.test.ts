@@ -95,8 +95,14 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
     await alice.reload();
     expect(await alice.locator("h1").textContent()).toBe("Groceries for Friday");
 
-    // The session service behind the same origin, through alice's browser session.
+    // The session service behind the same origin, through alice's browser session: its API, and
+    // its console page, which reaches the API under the mount.
     expect(await alice.evaluate(async () => (await fetch("/sessions/api/v1/health")).json())).toEqual({ status: "ok" });
+    await alice.click("text=Session console");
+    await alice.waitForURL(`${base}/sessions/`);
+    await alice.locator('[data-testid="summary"] >> text=live session').waitFor();
+    expect(await alice.locator("main h2").first().textContent()).toBe("New session");
+    await alice.goto(noteUrl);
 
     // bob is in another workspace: the note is there, the policy refuses it.
     const bob = await signedIn("bob");

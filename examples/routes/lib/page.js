@@ -35,7 +35,7 @@ function page(title, actor, body) {
     : html`<span class="who"><a href="/auth/login?return_to=/notes">Sign in</a></span>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">`
     + `<title>${escape(title)} · notes</title><style>${STYLE}</style></head><body>`
-    + piece(html`<header><strong>notes</strong><a href="/">Home</a><a href="/notes">Notes</a><a href="/sessions/">Sessions</a><a href="/admin/audit">Audit</a>${who}</header>`)
+    + piece(html`<header><strong>notes</strong><a href="/">Home</a><a href="/notes">Notes</a><a href="/sessions/">Session console</a><a href="/admin/audit">Audit</a>${who}</header>`)
     + `<main><h1>${escape(title)}</h1>${piece(body)}</main></body></html>`;
 }
 
