@@ -2,9 +2,10 @@
  * The login page. Every authorization request parameter rides along as a hidden input, so the
  * POST to /authorize carries the whole request. Quick-pick buttons (one per scenario, grouped by
  * category) are submit buttons named `quick_login`: clicking one submits the form with that login
- * directly (the typed login field is then ignored, the password field is sent as typed).
+ * directly (the typed login field is then ignored, the password field is sent as typed). A search
+ * box filters them by login or category.
  */
-import { html } from "hono/html";
+import { html, raw } from "hono/html";
 import type { ScenarioRegistry } from "../domain/scenarios.ts";
 import { page, type Html } from "./layout.ts";
 
@@ -15,6 +16,26 @@ export interface LoginPageInput {
   error?: string;
   scenarios: ScenarioRegistry;
 }
+
+// The search box filters the quick picks as one types (it belongs to no form, so Enter in it
+// submits nothing); without script the page works as before.
+const FILTER = `
+const box = document.getElementById("scenario-search");
+box.addEventListener("input", () => {
+  const q = box.value.trim().toLowerCase();
+  let shown = 0;
+  for (const section of document.querySelectorAll("section[data-category]")) {
+    let inSection = 0;
+    for (const b of section.querySelectorAll("button[data-login]")) {
+      const hit = q === "" || b.dataset.login.toLowerCase().includes(q) || section.dataset.category.toLowerCase().includes(q);
+      b.hidden = !hit;
+      if (hit) inSection++;
+    }
+    section.hidden = inSection === 0;
+    shown += inSection;
+  }
+  document.getElementById("no-scenario").hidden = shown > 0;
+});`;
 
 export function loginPage(input: LoginPageInput): Html {
   const groups = input.scenarios.groups();
@@ -30,7 +51,7 @@ ${input.params.map(([name, value]) => html`<input type="hidden" name="${name}" v
 <input id="password" name="password" type="password" autocomplete="current-password">
 </label>
 <button id="sign-in" class="primary" type="submit">Sign in</button>
-<p>Or pick a scenario:</p>
+<p>Or pick a scenario: <input id="scenario-search" type="search" form="scenario-filter" placeholder="filter scenarios" aria-label="filter scenarios" autocomplete="off"></p>
 ${groups.map(
   (g) => html`<section data-category="${g.category}" aria-label="${g.category}">
 <h2>${g.category}</h2>
@@ -40,6 +61,8 @@ ${groups.map(
 </section>
 `,
 )}
-</form>`,
+<p id="no-scenario" hidden>No scenario matches.</p>
+</form>
+<script>${raw(FILTER)}</script>`,
   );
 }

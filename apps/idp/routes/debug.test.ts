@@ -18,6 +18,7 @@ const DEBUG_CALLS: [string, string, string?][] = [
   ["GET", "/debug/tokens"],
   ["GET", "/debug/device-grants"],
   ["GET", "/debug/jwks-mode"],
+  ["GET", "/debug/ui"],
   ["POST", "/debug/jwks-mode", '{"mode":"normal"}'],
   ["POST", "/debug/reset", "{}"],
   ["POST", "/debug/clock", '{"advance_seconds":60}'],
@@ -38,6 +39,15 @@ describe("debug interface: the socket address decides", () => {
         }
       }
     }
+  });
+
+  it("the debug page lists the clients and escapes what it shows", async () => {
+    const res = await call("GET", "/realms/dev/debug/ui", undefined, LOOPBACK);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const page = await res.text();
+    expect(page).toContain("<td>public-spa</td>");
+    expect(page).toContain("<code>http://idp.test/realms/dev</code>");
   });
 
   it("a refused call changes nothing", async () => {

@@ -1,6 +1,7 @@
 /**
  * The loopback-only debug interface: counts, listings (secrets as 8-character prefixes), the key
- * endpoint mode, a clock offset for tests, run-time scenarios and reset.
+ * endpoint mode, a clock offset for tests, run-time scenarios and reset; and `/debug/ui`, a page
+ * that shows and drives all of it.
  */
 import type { Context, Hono } from "hono";
 import { clientAddress, isLoopbackAddress } from "../../../lib/http/client-address.ts";
@@ -16,6 +17,7 @@ import {
   type SessionRecord,
 } from "../domain/records.ts";
 import { parseSeededUser, type SeededUser } from "../domain/users.ts";
+import { debugPage } from "../pages/debug.ts";
 import { RESETTABLE_KINDS } from "../state/store.ts";
 import { NO_STORE, rfc3339 } from "./http.ts";
 
@@ -115,6 +117,8 @@ export function registerDebug(app: Hono, p: Provider): void {
       })),
     ),
   );
+
+  app.get("/debug/ui", (c) => c.html(debugPage({ issuer: p.issuerFor(c.req.url), clients: [...p.clients.values()], jwksModes: JWKS_MODES })));
 
   app.get("/debug/jwks-mode", (c) => c.json({ mode: p.jwksMode() }));
   app.post("/debug/jwks-mode", async (c) => {

@@ -351,13 +351,13 @@ function EventLine({ e }: { e: ExecEvent }) {
     case "input_echo":
       return null;
     case "console":
-      return html`<div class=${`line console ${String(p.level)}`}><span class="tag">${String(p.level)}</span>${String(p.text)}</div>`;
+      return html`<div class=${`line console lvl-${String(p.level)}`}><span class="tag">${String(p.level)}</span>${String(p.text)}</div>`;
     case "value":
       return html`<div class="line value"><span class="tag">${String(p.type)}</span><span data-testid="value">${String(p.preview)}</span></div>`;
     case "exception":
       return html`<div class="line exception"><span class="tag">exception</span>${String(p.message)}${p.stack ? html`<pre>${String(p.stack)}</pre>` : ""}</div>`;
     case "system":
-      return html`<div class=${`line system ${String(p.level)}`}><span class="tag">system</span>${String(p.message)}</div>`;
+      return html`<div class=${`line system lvl-${String(p.level)}`}><span class="tag">system</span>${String(p.message)}</div>`;
     default:
       return html`<div class="line"><span class="tag">${e.type}</span>${JSON.stringify(p)}</div>`;
   }
@@ -368,7 +368,7 @@ function Outcome({ entry }: { entry: Entry }) {
   const x = entry.final;
   if (!x) return html`<div class="line running">running…</div>`;
   const ms = x.metrics ? ` · ${x.metrics.duration_ms} ms` : "";
-  if (x.status === "timeout") return html`<div class="line outcome timeout" data-testid="outcome">⏱ timeout: ${x.error?.message}${ms}</div>`;
+  if (x.status === "timeout") return html`<div class="line outcome timeout" data-testid="outcome">timeout: ${x.error?.message}${ms}</div>`;
   if (x.status === "limit_exceeded") return html`<div class="line outcome limit" data-testid="outcome">limit exceeded (${x.error?.limit}): ${x.error?.message}</div>`;
   if (x.status === "error") return html`<div class="line outcome error" data-testid="outcome">error${ms}</div>`;
   return html`<div class="line outcome ok muted" data-testid="outcome">${x.status}${ms}</div>`;
@@ -468,7 +468,7 @@ function Console({ id, report }: { id: string; report: Report }) {
     </h2>
     ${session?.last_error && html`<div class="error">last error: ${session.last_error}</div>`}
     <div hidden=${tab !== "console"}>
-      <div class="log" ref=${log} data-testid="log">
+      <div class="output" ref=${log} data-testid="log">
         ${entries.map(
           (e) => html`<div class="entry" data-testid="entry">
             <div class="line input"><span class="prompt">›</span><pre>${e.input}</pre></div>
@@ -477,7 +477,7 @@ function Console({ id, report }: { id: string; report: Report }) {
           </div>`,
         )}
       </div>
-      <div class="input" ref=${inputHost}></div>
+      <div class="repl" ref=${inputHost}></div>
       <div class="muted hint">${busy ? "running…" : "Enter runs · Shift+Enter new line · ↑/↓ history"}</div>
     </div>
     ${tab === "executions" && html`<${Executions} sessionId=${id} report=${report} />`}

@@ -1,0 +1,13 @@
+import { launchChromium } from "../test/browser/chromium.ts";
+const base = "http://127.0.0.1:3295";
+const browser = await launchChromium();
+const page = await browser.newPage();
+page.setDefaultTimeout(5000);
+await page.goto(`${base}/#/templates`);
+await page.fill('input[aria-label="template name"]', "t" + Date.now()); await page.click("#create-template"); await page.waitForSelector('[aria-label="settings"]');
+await page.click(`header a[href="#/sessions"]`); await page.click("#create-session"); await page.waitForSelector('[data-testid="repl-input"]');
+await page.click('[data-testid="repl-input"]'); await page.keyboard.insertText('console.log("a"); 1+1'); await page.keyboard.press("Enter");
+await page.locator('[data-testid="value"]').first().waitFor();
+console.log(await page.locator('[data-testid="log"]').innerHTML());
+await page.screenshot({ path: "scratch/ui3.png" });
+await browser.close();
