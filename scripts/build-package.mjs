@@ -5,10 +5,11 @@
 //   dist/sessions-thread.mjs  the session service's sandbox threads
 //   dist/routes-thread.mjs    the route host's handler threads
 //   dist/idp-testing.mjs      `devservices/idp/testing` (startIdp), with dist/types/**.d.ts
+//   dist/sessions-ui/         the session service's web UI (scripts/build-ui.mjs)
 //
 // Packages stay imports (the package's dependencies); our sources are bundled.
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -69,4 +70,6 @@ execFileSync(
     else if (name.endsWith(".d.ts")) writeFileSync(path, readFileSync(path, "utf8").replace(/(from\s+"\.{1,2}\/[^"]*)\.ts"/g, '$1.js"'));
   }
 })(resolve(DIST, "types"));
-console.log("built dist/ (devservices, threads, idp-testing and its types)");
+await import("./build-ui.mjs");
+cpSync(resolve(ROOT, "apps/sessions/ui/dist"), resolve(DIST, "sessions-ui"), { recursive: true });
+console.log("built dist/ (devservices, threads, idp-testing and its types, the sessions web UI)");

@@ -67,7 +67,7 @@ afterAll(async () => {
 describe("the npm package", () => {
   it("ships built JavaScript, the declarations and the example, and no TypeScript sources", async () => {
     const files = await readdir(join(consumer, "node_modules", "devservices", "dist"));
-    expect(files).toEqual(expect.arrayContaining(["devservices.mjs", "idp-testing.mjs", "routes-thread.mjs", "sessions-thread.mjs", "types"]));
+    expect(files).toEqual(expect.arrayContaining(["devservices.mjs", "idp-testing.mjs", "routes-thread.mjs", "sessions-thread.mjs", "sessions-ui", "types"]));
     await expect(readdir(join(consumer, "node_modules", "devservices", "apps"))).rejects.toMatchObject({ code: "ENOENT" });
     expect(await readdir(join(consumer, "node_modules", "devservices", "examples", "routes"))).toEqual(expect.arrayContaining(["app.js", "policy.yaml", "lib", "hello"]));
   });
@@ -88,9 +88,11 @@ describe("the npm package", () => {
       const post = async (path: string, body: unknown) => (await fetch(`${base}/api/v1${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).json() as Promise<any>;
       const template = await post("/templates", { name: "pack" });
       const session = await post("/sessions", { template_id: template.id, workspace_id: "w", base_commit_oid: "HEAD", worktree_path: worktree });
-      return (await post("/executions/repl", { session_id: session.id, input: "6 * 7" })).result;
+      const page = await (await fetch(`${base}/`)).text();
+      return { value: (await post("/executions/repl", { session_id: session.id, input: "6 * 7" })).result, ui: page.includes('<div id="app">') };
     });
-    expect(result).toEqual({ type: "number", preview: "42", json: 42 });
+    // The web UI ships in the package too.
+    expect(result).toEqual({ value: { type: "number", preview: "42", json: 42 }, ui: true });
   });
 
   it("gives another project's vitest suite startIdp from devservices/idp/testing, with types", async () => {
