@@ -49,10 +49,8 @@ function Summary() {
       clearInterval(timer);
     };
   }, []);
-  const memory = (performance as { memory?: { usedJSHeapSize: number } }).memory;
   return html`<span class="summary" data-testid="summary" title=${summary?.active_session_ids.join("\n") ?? ""}>
-    ${summary ? `${summary.active_sessions} live session${summary.active_sessions === 1 ? "" : "s"}` : "runtime: …"}
-    ${memory ? ` · page ${(memory.usedJSHeapSize / 1048576).toFixed(0)} MiB` : ""}
+    ${summary ? `${summary.active_sessions} live session${summary.active_sessions === 1 ? "" : "s"} in this process` : "runtime: …"}
   </span>`;
 }
 
