@@ -29,6 +29,11 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+export interface ProcessMemory {
+  rss: number;
+  heapUsed: number;
+}
+
 export interface HostRuntime {
   readonly name: "node" | "deno";
   /** Command-line arguments after the script name. */
@@ -45,6 +50,8 @@ export interface HostRuntime {
   onShutdown(fn: () => Promise<void> | void): void;
   /** Whether stdout is a terminal (a person is watching), not a pipe or a file. */
   readonly terminal: boolean;
+  /** This process's memory: resident set (all threads) and the main JavaScript heap in use. */
+  memoryUsage(): ProcessMemory;
   /** Writes a line to stdout / stderr without a logger around it (CLI output). */
   print(line: string): void;
   printError(line: string): void;

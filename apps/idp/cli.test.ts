@@ -26,6 +26,7 @@ function fakeRuntime(env: Record<string, string> = {}, files: Record<string, str
     serve: (fetch, address) => nodeRuntime().serve(fetch, address),
     onShutdown: () => {},
     terminal: false,
+    memoryUsage: () => ({ rss: 0, heapUsed: 0 }),
     print: (line) => void out.push(line),
     printError: (line) => void err.push(line),
     exit: (code) => {

@@ -49,7 +49,7 @@ export function sessionsMountable(runtime: HostRuntime, host: SessionsHost, logg
     const store = await openSqlStore(runtime, runtime.env.ROUTES_SESSIONS_DB || ":memory:");
     let lost: (ids: string[], reason: string) => void = () => {};
     const live = host.threadRuntimes({ threads: 1, hostEnv: sandboxHostEnv(runtime.env), onLost: (ids, reason) => lost(ids, reason) });
-    const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: runtime.resolvePath(runtime.cwd(), "libraries") }, logger, ui: await webUi(host) });
+    const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: runtime.resolvePath(runtime.cwd(), "libraries") }, logger, ui: await webUi(host), memory: () => runtime.memoryUsage() });
     lost = service.runtimesLost;
     await service.ready;
     return {

@@ -13,7 +13,7 @@ import { ApiError, apiErrorHandler, apiNotFound } from "../../lib/http/errors.ts
 import { withRequestId } from "../../lib/http/request-id.ts";
 import { serveStatic, type StaticDirectory } from "../../lib/http/static-files.ts";
 import { createLogger, errorFields, type Logger } from "../../lib/log.ts";
-import type { ServeEnv } from "../../lib/runtime.ts";
+import type { ProcessMemory, ServeEnv } from "../../lib/runtime.ts";
 import type { ServiceContext } from "./domain/context.ts";
 import { ERROR_STATUS, SessionServiceError } from "./domain/errors.ts";
 import { fileError } from "./domain/files.ts";
@@ -51,6 +51,8 @@ export interface SessionServiceOptions {
   /** One log line per request (default true; off under `wrangler dev`, which logs each request). */
   accessLog?: boolean;
   recorder?: RecorderOptions;
+  /** The process's memory for GET /runtime/memory (Node, Deno: `runtime.memoryUsage`). */
+  memory?: () => ProcessMemory;
   /** The built web UI (apps/sessions/ui), served at `/` and `/assets/*` when given. */
   ui?: StaticDirectory;
 }
@@ -76,6 +78,7 @@ function toApiError(err: Error): Error {
 export function createSessionService(options: SessionServiceOptions): SessionService {
   const logger = options.logger ?? createLogger({ fields: { service: "sessions" } });
   const ctx: ServiceContext = {
+    memory: options.memory,
     store: options.store,
     live: options.live,
     worktrees: options.worktrees,

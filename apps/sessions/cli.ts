@@ -111,7 +111,7 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
       ? createInProcessRuntimes(await loadQuickJS(), { worktrees: host.files, hostEnv, modules, onLost })
       : host.threadRuntimes({ threads, hostEnv, modules, onLost });
   const ui = await webUi(host);
-  const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: libraryDir }, modules, logger, ui });
+  const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: libraryDir }, modules, logger, ui, memory: () => runtime.memoryUsage() });
   lost = service.runtimesLost;
   await service.ready;
   const server = await runtime.serve((req, env) => service.app.fetch(req, env), address);

@@ -15,6 +15,7 @@ declare const Deno: {
   ): { shutdown(): Promise<void>; addr: { port: number } };
   addSignalListener(signal: string, fn: () => void): void;
   stdout: { writeSync(data: Uint8Array): number; isTerminal(): boolean };
+  memoryUsage(): { rss: number; heapUsed: number };
   stderr: { writeSync(data: Uint8Array): number };
   exit(code: number): never;
 };
@@ -76,6 +77,7 @@ export function denoRuntime(): HostRuntime {
     },
     onShutdown: (fn) => shutdown.add(fn),
     terminal: Deno.stdout.isTerminal(),
+    memoryUsage: () => Deno.memoryUsage(),
     print: (line) => void Deno.stdout.writeSync(encoder.encode(line + "\n")),
     printError: (line) => void Deno.stderr.writeSync(encoder.encode(line + "\n")),
     exit: (code) => Deno.exit(code),

@@ -67,6 +67,7 @@ export function nodeRuntime(): HostRuntime {
     },
     onShutdown: (fn) => shutdown.add(fn),
     terminal: Boolean(process.stdout.isTTY),
+    memoryUsage: () => process.memoryUsage(),
     print: (line) => void process.stdout.write(line + "\n"),
     printError: (line) => void process.stderr.write(line + "\n"),
     exit: (code) => process.exit(code),

@@ -48,6 +48,9 @@ describe.each(RUNTIMES)("the sessions web UI on %s", (runtime) => {
   test("a template, a session, values, a timeout, live console lines and the executions list", async () => {
     const page = await browser.newPage();
     await page.goto(`${service.baseUrl}/`);
+    // The runtime summary, and the daemon's memory where the runtime tells it.
+    await page.locator('[data-testid="summary"] >> text=0 live sessions').waitFor();
+    if (runtime !== "workerd") expect(await page.locator('[data-testid="memory"]').textContent()).toMatch(/^daemon \d+ MiB resident, heap \d+ MiB$/);
     await page.click(`header a[href="#/templates"]`);
     const name = `ui-${runtime}-${Date.now()}`;
     await page.fill('input[aria-label="template name"]', name);
@@ -85,6 +88,7 @@ describe.each(RUNTIMES)("the sessions web UI on %s", (runtime) => {
     await page.click("#create-session");
     await page.waitForURL(/#\/sessions\/[0-9a-f-]+$/);
     await page.waitForSelector('[data-testid="repl-input"]');
+    await page.locator('[data-testid="summary"] >> text=1 live session').waitFor({ timeout: 5000 });
 
     const entry = (i: number) => page.locator('[data-testid="entry"]').nth(i);
     await typeInto(page, '[data-testid="repl-input"]', "1 + 1");

@@ -146,6 +146,7 @@ describe("OpenAPI document", () => {
   const SPEC_OPERATIONS = [
     "get /health",
     "get /runtime/summary",
+    "get /runtime/memory",
     "post /templates",
     "get /templates",
     "get /templates/{template_id}",

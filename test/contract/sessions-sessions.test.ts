@@ -217,6 +217,18 @@ describe("session close", () => {
   });
 });
 
+describe("runtime memory (beyond the spec)", () => {
+  it("gives the daemon's resident set and heap in bytes on Node and Deno, nothing on workerd", async () => {
+    const m = expectOk(await get(s, "/runtime/memory"));
+    if (s.svc.runtime === "workerd") expect(m).toEqual({});
+    else {
+      expect(Object.keys(m)).toEqual(["rss_bytes", "heap_used_bytes"]);
+      expect(m.rss_bytes).toBeGreaterThan(m.heap_used_bytes);
+      expect(m.heap_used_bytes).toBeGreaterThan(1024 * 1024);
+    }
+  });
+});
+
 describe("runtime summary", () => {
   it("counts only runtimes alive in memory", async () => {
     const a = await createSession(s);

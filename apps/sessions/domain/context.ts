@@ -3,6 +3,7 @@
  * clock, and the in-memory state (live sessions, busy sessions, executions in flight). One object
  * per app, built by `createSessionService`; nothing here is global.
  */
+import type { ProcessMemory } from "../../../lib/runtime.ts";
 import type { SqlStore } from "../../../lib/db/store.ts";
 import type { FileTree } from "../../../lib/files/tree.ts";
 import type { Logger } from "../../../lib/log.ts";
@@ -12,6 +13,8 @@ import type { Clock, SessionRecord } from "./records.ts";
 import type { ExecutionRecorder, RecorderOptions } from "./recorder.ts";
 
 export interface ServiceContext {
+  /** The process's memory, where the runtime tells it (Node, Deno). */
+  memory?: () => ProcessMemory;
   store: SqlStore;
   live: LiveRuntimes;
   /** Where session worktrees live: the host file system, or R2 on workerd. */

@@ -1,4 +1,4 @@
-/** /health and /runtime/summary. */
+/** /health, /runtime/summary and (beyond the spec) /runtime/memory. */
 import type { ServiceContext } from "../domain/context.ts";
 import type { ApiRouter } from "./api.ts";
 
@@ -29,6 +29,21 @@ export function registerRuntime(router: ApiRouter, ctx: ServiceContext): void {
     (c) => {
       const ids = ctx.live.liveIds();
       return c.json({ active_sessions: ids.length, active_session_ids: ids });
+    },
+  );
+
+  router.add(
+    {
+      method: "get",
+      path: "/runtime/memory",
+      tag: TAG,
+      summary: "The daemon process's memory: resident set (its sandbox threads included) and main heap in use; {} where the runtime does not tell (workerd)",
+      response: { status: 200, description: "Bytes", schema: "RuntimeMemory" },
+      errors: [],
+    },
+    (c) => {
+      const m = ctx.memory?.();
+      return c.json(m ? { rss_bytes: m.rss, heap_used_bytes: m.heapUsed } : {});
     },
   );
 }

@@ -211,6 +211,11 @@ export const RuntimeSummarySchema = v.object({
   active_session_ids: v.array(v.string()),
 });
 
+export const RuntimeMemorySchema = v.object({
+  rss_bytes: v.optional(v.pipe(v.number(), v.integer())),
+  heap_used_bytes: v.optional(v.pipe(v.number(), v.integer())),
+});
+
 /** Named records, as `components.schemas` of the OpenAPI document. */
 export const COMPONENTS = {
   Template: TemplateSchema,
@@ -226,4 +231,5 @@ export const COMPONENTS = {
   ErrorEnvelope: ErrorEnvelopeSchema,
   Health: HealthSchema,
   RuntimeSummary: RuntimeSummarySchema,
+  RuntimeMemory: RuntimeMemorySchema,
 } as const;

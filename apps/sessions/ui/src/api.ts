@@ -103,6 +103,10 @@ export interface ExecEvent {
   type: string;
   payload: Record<string, unknown>;
 }
+export interface RuntimeMemory {
+  rss_bytes?: number;
+  heap_used_bytes?: number;
+}
 export interface RuntimeSummary {
   active_sessions: number;
   active_session_ids: string[];

@@ -6,7 +6,7 @@
 import { html } from "htm/preact";
 import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiFailure, apiUrl, followEvents, type Capability, type ExecEvent, type Execution, type Named, type RuntimeSummary, type Session, type StartupFile, type Template } from "./api.ts";
+import { api, ApiFailure, apiUrl, followEvents, type Capability, type ExecEvent, type Execution, type Named, type RuntimeMemory, type RuntimeSummary, type Session, type StartupFile, type Template } from "./api.ts";
 import type { CodeEditor, ReplInput } from "./editor.ts";
 import { InputHistory } from "./history.ts";
 import "./style.css";
@@ -37,11 +37,18 @@ function ErrorBanner({ error, clear }: { error: ApiFailure | Error | null; clear
   return html`<div class="error" role="alert" data-testid="error"><code>${code}</code> ${error.message} <button class="link" onClick=${clear}>dismiss</button></div>`;
 }
 
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MiB`;
+
 function Summary() {
   const [summary, setSummary] = useState<RuntimeSummary | null>(null);
+  const [memory, setMemory] = useState<RuntimeMemory>({});
   useEffect(() => {
     let alive = true;
-    const load = () => api<RuntimeSummary>("GET", "/runtime/summary").then((s) => alive && setSummary(s), () => alive && setSummary(null));
+    const load = () =>
+      Promise.all([api<RuntimeSummary>("GET", "/runtime/summary"), api<RuntimeMemory>("GET", "/runtime/memory").catch(() => ({}))]).then(
+        ([s, m]) => alive && (setSummary(s), setMemory(m)),
+        () => alive && setSummary(null),
+      );
     void load();
     const timer = setInterval(load, 2000);
     return () => {
@@ -50,7 +57,8 @@ function Summary() {
     };
   }, []);
   return html`<span class="summary" data-testid="summary" title=${summary?.active_session_ids.join("\n") ?? ""}>
-    ${summary ? `${summary.active_sessions} live session${summary.active_sessions === 1 ? "" : "s"} in this process` : "runtime: …"}
+    ${summary ? `${summary.active_sessions} live session${summary.active_sessions === 1 ? "" : "s"}` : "runtime: …"}
+    ${memory.rss_bytes !== undefined ? html` · <span data-testid="memory">daemon ${mib(memory.rss_bytes)} resident, heap ${mib(memory.heap_used_bytes ?? 0)}</span>` : ""}
   </span>`;
 }
 
