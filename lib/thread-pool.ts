@@ -14,13 +14,52 @@
  */
 import type { SpawnThread, ThreadEndpoint, ThreadPort } from "./threads.ts";
 
-export type PoolMessage<Init, Req> =
+/**
+ * Messages posted in one turn of the event loop cross as one (`{t: "batch"}`): a postMessage costs
+ * far more than the little a message carries (bench/routes.bench.ts), and under load many
+ * requests are dispatched, and answered, in the same turn. Order is kept.
+ */
+export type Batch<T> = { t: "batch"; messages: T[] };
+
+const nextTurn: (fn: () => void) => void =
+  typeof (globalThis as { setImmediate?: unknown }).setImmediate === "function"
+    ? (fn) => void (globalThis as unknown as { setImmediate: (fn: () => void) => void }).setImmediate(fn)
+    : (fn) => void setTimeout(fn, 0);
+
+function batchingPost<T>(post: (message: T | Batch<T>) => void): (message: T) => void {
+  let outbox: T[] | undefined;
+  return (message) => {
+    if (outbox) {
+      outbox.push(message);
+      return;
+    }
+    outbox = [message];
+    nextTurn(() => {
+      const messages = outbox!;
+      outbox = undefined;
+      post(messages.length === 1 ? messages[0]! : { t: "batch", messages });
+    });
+  };
+}
+
+function unbatching<T>(handle: (message: T) => void): (message: T | Batch<T>) => void {
+  return (message) => {
+    if ((message as Batch<T>).t === "batch") for (const m of (message as Batch<T>).messages) handle(m);
+    else handle(message as T);
+  };
+}
+
+export type PoolMessage<Init, Req> = OnePoolMessage<Init, Req> | Batch<OnePoolMessage<Init, Req>>;
+
+type OnePoolMessage<Init, Req> =
   | { t: "init"; init: Init }
   | { t: "call"; id: number; req: Req }
   | { t: "answer"; ask: number; ok: true; value: unknown }
   | { t: "answer"; ask: number; ok: false; message: string; code?: string };
 
-export type PoolReply<Res, Ev> =
+export type PoolReply<Res, Ev> = OnePoolReply<Res, Ev> | Batch<OnePoolReply<Res, Ev>>;
+
+type OnePoolReply<Res, Ev> =
   | { t: "ready" }
   | { t: "event"; id: number; event: Ev }
   | { t: "ask"; id: number; ask: number; question: unknown }
@@ -82,6 +121,8 @@ interface Pending<Res, Ev> {
 
 interface Thread<Req, Res, Ev, S> extends PoolThread<S> {
   port: ThreadPort<PoolMessage<unknown, Req>, PoolReply<Res, Ev>>;
+  /** Posts to the thread, batched per turn of the event loop. */
+  send: (message: OnePoolMessage<unknown, Req>) => void;
   /** Loaded its engine: watchdogs run only from then on (a thread's startup takes ~1 s). */
   ready: boolean;
   pending: Map<number, Pending<Res, Ev>>;
@@ -100,9 +141,10 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
 
   function start(): Thread<Req, Res, Ev, S> {
     const port = spawn() as Thread<Req, Res, Ev, S>["port"];
-    const thread: Thread<Req, Res, Ev, S> = { port, ready: false, pending: new Map(), inFlight: 0, dead: false, state: options.newState() };
+    const send = batchingPost<OnePoolMessage<unknown, Req>>((m) => !thread.dead && port.post(m));
+    const thread: Thread<Req, Res, Ev, S> = { port, send, ready: false, pending: new Map(), inFlight: 0, dead: false, state: options.newState() };
     port.listen(
-      (message) => onMessage(thread, message),
+      unbatching<OnePoolReply<Res, Ev>>((message) => onMessage(thread, message)),
       (reason) => lose(thread, `the thread exited: ${reason}`),
     );
     port.post({ t: "init", init: options.init() });
@@ -110,7 +152,7 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
     return thread;
   }
 
-  function onMessage(thread: Thread<Req, Res, Ev, S>, message: PoolReply<Res, Ev>): void {
+  function onMessage(thread: Thread<Req, Res, Ev, S>, message: OnePoolReply<Res, Ev>): void {
     if (message.t === "ready") {
       thread.ready = true;
       for (const p of thread.pending.values()) watch(thread, p);
@@ -142,10 +184,10 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
       if (!onAsk) throw new Error("this call takes no questions");
       return onAsk(question);
     })().then(
-      (value) => !thread.dead && thread.port.post({ t: "answer", ask, ok: true, value }),
+      (value) => !thread.dead && thread.send({ t: "answer", ask, ok: true, value }),
       (err: unknown) => {
         const code = (err as { code?: unknown } | null)?.code;
-        if (!thread.dead) thread.port.post({ t: "answer", ask, ok: false, message: err instanceof Error ? err.message : String(err), code: typeof code === "string" ? code : undefined });
+        if (!thread.dead) thread.send({ t: "answer", ask, ok: false, message: err instanceof Error ? err.message : String(err), code: typeof code === "string" ? code : undefined });
       },
     );
   }
@@ -186,7 +228,7 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
         if (thread.ready) watch(thread, pending);
         thread.pending.set(id, pending);
         thread.inFlight++;
-        thread.port.post({ t: "call", id, req });
+        thread.send({ t: "call", id, req });
       });
     },
     threads: () => threads,
@@ -212,7 +254,8 @@ export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<Po
   let initialized: Promise<void> | undefined;
   let nextAsk = 1;
   const asked = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
-  endpoint.listen((message) => {
+  const post = batchingPost<OnePoolReply<Res, Ev>>((m) => endpoint.post(m));
+  endpoint.listen(unbatching<OnePoolMessage<Init, Req>>((message) => {
     if (message.t === "answer") {
       const waiter = asked.get(message.ask);
       if (!waiter) return;
@@ -239,14 +282,16 @@ export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<Po
           new Promise<unknown>((resolve, reject) => {
             const n = nextAsk++;
             asked.set(n, { resolve, reject });
-            endpoint.post({ t: "ask", id, ask: n, question });
+            post({ t: "ask", id, ask: n, question });
           });
+        // Events go at once: a sandbox that runs synchronously for a while would otherwise hold
+        // its console lines until it ends.
         const res = await service.handle(req, (event) => endpoint.post({ t: "event", id, event }), ask);
-        endpoint.post({ t: "done", id, res });
+        post({ t: "done", id, res });
       } catch (err) {
         const code = (err as { code?: unknown } | null)?.code;
-        endpoint.post({ t: "fail", id, code: typeof code === "string" ? code : undefined, message: err instanceof Error ? err.message : String(err) });
+        post({ t: "fail", id, code: typeof code === "string" ? code : undefined, message: err instanceof Error ? err.message : String(err) });
       }
     })();
-  });
+  }));
 }

@@ -1,0 +1,3 @@
+const httpmod = require("httpmod");
+const app = httpmod.app();
+app.get("/hello").public().handle(() => "hello");
