@@ -1,5 +1,9 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { nodeThreadSpawner } from "./node-threads.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 describe("nodeThreadSpawner", () => {
   it("runs a TypeScript entry as a plain-JS bundle (no TypeScript loader in the thread)", async () => {
@@ -14,5 +18,25 @@ describe("nodeThreadSpawner", () => {
     } finally {
       port.terminate();
     }
+  });
+
+  it("with startOne, hands out a thread started in advance, which keeps no process alive until then", async () => {
+    const spawn = nodeThreadSpawner<{ n: number }, { n: number }>(new URL("./testdata/echo-thread.ts", import.meta.url), { startOne: true });
+    const port = spawn();
+    try {
+      const reply = new Promise<{ n: number }>((resolve, reject) => port.listen(resolve, reject));
+      port.post({ n: 41 });
+      expect((await reply).n).toBe(42);
+    } finally {
+      port.terminate();
+    }
+    // A process that starts one and never uses it ends as if it had none.
+    const code = `import { nodeThreadSpawner } from "./lib/adapters/node-threads.ts";
+nodeThreadSpawner(new URL("./lib/adapters/testdata/echo-thread.ts", "file://${ROOT}/"), { startOne: true });
+console.log("done");`;
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { cwd: ROOT, timeout: 20_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+    );
+    expect(out.trim()).toBe("done");
   });
 });

@@ -1,7 +1,7 @@
 /** Threads on Node: spawning worker_threads (see lib/threads.ts; the thread's end is node-thread-endpoint.ts). */
 import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
-import type { SpawnThread } from "../threads.ts";
+import type { SpawnThread, ThreadPort } from "../threads.ts";
 import { bundledEntry } from "./node-bundle.mjs";
 
 const BOOT = new URL("./node-thread-boot.mjs", import.meta.url);
@@ -24,31 +24,63 @@ function bundled(entry: URL): URL | undefined {
   return file;
 }
 
+export interface NodeThreadSpawnerOptions {
+  /**
+   * Start one thread now, before anything asks for it: the first `spawn()` gets it. Its boot then
+   * overlaps whatever the process loads meanwhile (the route host's cold start). It does not keep
+   * the process alive until it is handed out.
+   */
+  startOne?: boolean;
+}
+
 /**
  * Spawns threads running the module `entry`. A `.ts` entry runs as an esbuild bundle when it can
  * (see `bundled`), else with tsx registered in the thread first, so it works the same under
  * `tsx`, `node --import tsx` and test runners. The thread starts with no execArgv of the parent:
  * it loads only what its entry imports.
  */
-export function nodeThreadSpawner<In, Out>(entry: URL): SpawnThread<In, Out> {
-  return () => {
+type NodePort<In, Out> = ThreadPort<In, Out> & { ref(): void; unref(): void };
+
+export function nodeThreadSpawner<In, Out>(entry: URL, options: NodeThreadSpawnerOptions = {}): SpawnThread<In, Out> {
+  const start = (): NodePort<In, Out> => {
     const bundle = entry.pathname.endsWith(".ts") ? bundled(entry) : entry;
     const worker = bundle ? new Worker(bundle, { execArgv: [] }) : new Worker(BOOT, { execArgv: [], workerData: { entry: entry.href } });
     let terminated = false;
     let lastError = "";
+    // Watched from the start: a thread that dies before anyone listens still reports it.
+    let exitedWith: string | undefined;
+    let onExitNow: ((reason: string) => void) | undefined;
+    worker.on("error", (err) => (lastError = err instanceof Error ? `${err.name}: ${err.message}` : String(err)));
+    worker.once("exit", (code) => {
+      exitedWith = lastError || `exit code ${code}`;
+      if (!terminated) onExitNow?.(exitedWith);
+    });
     return {
       post: (message) => worker.postMessage(message),
       listen(onMessage, onExit) {
         worker.on("message", onMessage);
-        worker.on("error", (err) => (lastError = err instanceof Error ? `${err.name}: ${err.message}` : String(err)));
-        worker.once("exit", (code) => {
-          if (!terminated) onExit(lastError || `exit code ${code}`);
-        });
+        onExitNow = onExit;
+        if (exitedWith !== undefined && !terminated) queueMicrotask(() => onExit(exitedWith!));
       },
       terminate() {
         terminated = true;
         void worker.terminate();
       },
+      ref: () => worker.ref(),
+      unref: () => worker.unref(),
     };
+  };
+  let first: NodePort<In, Out> | undefined;
+  if (options.startOne) {
+    first = start();
+    first.unref();
+  }
+  return () => {
+    const port = first ?? start();
+    if (port === first) {
+      first = undefined;
+      port.ref();
+    }
+    return port;
   };
 }

@@ -14,8 +14,6 @@
  * (`synchronous = NORMAL` would skip that fsync and could lose the last commits on power loss,
  * after their responses went out.)
  */
-import Database from "libsql";
-import AsyncDatabase from "libsql/promise";
 import type { HostRuntime } from "../runtime.ts";
 import { groupCommit } from "./group-commit.ts";
 import { isLibsqlUrl, libsqlStore } from "./libsql.ts";
@@ -27,6 +25,9 @@ const afterThisTurn = (flush: () => void) => void setImmediate(flush);
 
 export async function openSqlStore(runtime: HostRuntime, url: string, authToken?: string): Promise<SqlStore> {
   if (!isLibsqlUrl(url)) throw new Error(`unsupported database URL "${url}": use file:, :memory:, libsql:// or https://`);
+  // Loaded on first use: a process without a database (a route host without --db) never pays
+  // for the native module (~20 ms of its start, with the C library detection it runs).
+  const { default: Database } = await import("libsql");
   if (url === ":memory:") return groupCommit(sqliteStore({ writer: new Database(":memory:") as SqliteConnection }), { schedule: afterThisTurn });
   if (!url.startsWith("file:")) {
     // Loaded only for a server: its web-socket and HTTP stack is ~70 ms of every start otherwise.
@@ -38,6 +39,7 @@ export async function openSqlStore(runtime: HostRuntime, url: string, authToken?
   if (path.startsWith("//")) path = path.slice(path.indexOf("/", 2)); // file:///abs, file://localhost/abs
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
   if (dir) await runtime.ensureDir(runtime.resolvePath(dir));
+  const { default: AsyncDatabase } = await import("libsql/promise");
   const writer = new AsyncDatabase(path, {});
   await writer.exec("PRAGMA journal_mode = WAL");
   await writer.exec("PRAGMA synchronous = FULL");
