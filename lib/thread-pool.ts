@@ -21,10 +21,14 @@ import type { SpawnThread, ThreadEndpoint, ThreadPort } from "./threads.ts";
  */
 export type Batch<T> = { t: "batch"; messages: T[] };
 
-const nextTurn: (fn: () => void) => void =
-  typeof (globalThis as { setImmediate?: unknown }).setImmediate === "function"
-    ? (fn) => void (globalThis as unknown as { setImmediate: (fn: () => void) => void }).setImmediate(fn)
-    : (fn) => void setTimeout(fn, 0);
+/** After this turn's I/O callbacks (Node's setImmediate; a zero timeout where there is none). */
+const nextTurn = (fn: () => void): void => void (typeof setImmediate === "function" ? setImmediate(fn) : setTimeout(fn, 0));
+
+/** An error as it crosses between threads: its message, and its `code` when that is a string. */
+function failure(err: unknown): { message: string; code?: string } {
+  const code = (err as { code?: unknown } | null)?.code;
+  return { message: err instanceof Error ? err.message : String(err), ...(typeof code === "string" ? { code } : {}) };
+}
 
 function batchingPost<T>(post: (message: T | Batch<T>) => void): (message: T) => void {
   let outbox: T[] | undefined;
@@ -185,10 +189,7 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
       return onAsk(question);
     })().then(
       (value) => !thread.dead && thread.send({ t: "answer", ask, ok: true, value }),
-      (err: unknown) => {
-        const code = (err as { code?: unknown } | null)?.code;
-        if (!thread.dead) thread.send({ t: "answer", ask, ok: false, message: err instanceof Error ? err.message : String(err), code: typeof code === "string" ? code : undefined });
-      },
+      (err: unknown) => !thread.dead && thread.send({ t: "answer", ask, ok: false, ...failure(err) }),
     );
   }
 
@@ -289,8 +290,7 @@ export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<Po
         const res = await service.handle(req, (event) => endpoint.post({ t: "event", id, event }), ask);
         post({ t: "done", id, res });
       } catch (err) {
-        const code = (err as { code?: unknown } | null)?.code;
-        post({ t: "fail", id, code: typeof code === "string" ? code : undefined, message: err instanceof Error ? err.message : String(err) });
+        post({ t: "fail", id, ...failure(err) });
       }
     })();
   }));

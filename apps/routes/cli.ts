@@ -28,7 +28,7 @@ import { storeServices } from "./script-services.ts";
 import { idpMountable, sessionsMountable, type SessionsMount } from "./mountables.ts";
 import type { SessionsHost } from "../sessions/cli.ts";
 import { readPolicy, type Policy } from "./auth/policy.ts";
-import { hostSecurity } from "./security.ts";
+import { hostSecurity, issuerFor } from "./security.ts";
 import { DEV_PAGE_PATH, devPage } from "./dev-page.ts";
 import { createRouteHost, type RouteHost, type RouteInfo } from "./host.ts";
 import { readScriptBundle, readWorkerBundle, sameBundle } from "./script/read-bundle.ts";
@@ -153,10 +153,8 @@ function ownOrigin(addr: string): string {
   return `http://${host}:${port}`;
 }
 
-/** The issuer setting as a URL: a path names an identity provider mounted on this host. */
-export function issuerUrl(issuer: string, addr: string): string {
-  return issuer.startsWith("/") ? `${ownOrigin(addr)}${issuer.replace(/\/+$/, "")}` : issuer;
-}
+/** The issuer setting as a URL, this host's origin taken from its listen address. */
+export const issuerUrl = (issuer: string, addr: string): string => issuerFor(issuer, ownOrigin(addr));
 
 function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined, store: SqlStore | undefined, platformEnv: Record<string, string | undefined>, sessionsMount: SessionsMount | undefined): RouteHost {
   const { values } = config;

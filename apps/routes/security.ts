@@ -32,6 +32,11 @@ export interface HostSecurity {
   register(host: RouteHost): void;
 }
 
+/** The issuer setting as a URL: a path (`/idp`) names a provider mounted on this host, at `origin`. */
+export function issuerFor(setting: string, origin: string): string {
+  return setting.startsWith("/") ? `${origin}${setting.replace(/\/+$/, "")}` : setting;
+}
+
 export function hostSecurity(settings: HostSecuritySettings): HostSecurity {
   const secret = settings.sessionSecret || randomHex(32);
   const issuer = settings.issuer;

@@ -43,7 +43,7 @@ import sessionsWorker from "../sessions/worker.ts";
 import { logAuditSink } from "./audit-log.ts";
 import { renderValue } from "./render.ts";
 import { readPolicy } from "./auth/policy.ts";
-import { hostSecurity } from "./security.ts";
+import { hostSecurity, issuerFor } from "./security.ts";
 import { createRouteHost } from "./host.ts";
 import { storeServices } from "./script-services.ts";
 import { prepareRoutesStore, sqlAuditSink, sqlResourceResolver } from "./store.ts";
@@ -155,8 +155,7 @@ const number = (value: string | undefined, fallback: number) => (value && /^\d+$
 async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
   const logger = createLogger({ fields: { service: "routes" }, level: (env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
   const engine = await loadQuickJS({ wasmModule });
-  const configured = env.ROUTES_ISSUER ?? "http://127.0.0.1:5556";
-  const issuer = configured.startsWith("/") ? `${origin}${configured.replace(/\/+$/, "")}` : configured;
+  const issuer = issuerFor(env.ROUTES_ISSUER ?? "http://127.0.0.1:5556", origin);
   const store = await openStore(env);
   const audit = env.ROUTES_AUDIT ?? "db";
   const files = env.STATIC ? r2FileTree(env.STATIC as unknown as R2BucketLike) : memoryFileTree(workerBundleFiles(bundle, STATIC_ROOT.slice(1)));
