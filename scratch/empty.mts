@@ -1,0 +1,10 @@
+import { launchChromium } from "../test/browser/chromium.ts";
+const browser = await launchChromium();
+const page = await browser.newPage({ viewport: { width: 1000, height: 500 } });
+await page.goto("http://127.0.0.1:3294/");
+await page.waitForTimeout(600);
+await page.screenshot({ path: "scratch/empty-sessions.png" });
+await page.goto("http://127.0.0.1:3294/#/templates");
+await page.waitForTimeout(600);
+await page.screenshot({ path: "scratch/empty-templates.png" });
+await browser.close();
