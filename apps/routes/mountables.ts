@@ -25,7 +25,8 @@ export function idpMountable(options: IdpMountOptions = {}): FetchHandler {
     // Loaded on first use: a host that mounts no IdP never pays for it.
     const [{ createApp }, { optionsFromEnv }] = await Promise.all([import("../idp/app.ts"), import("../idp/env-options.ts")]);
     const fromEnv = await optionsFromEnv(options.env ?? {});
-    const app = createApp({ ...fromEnv, issuer: `{origin}${prefix === "/" ? "" : prefix}`, logger: options.logger });
+    // No access line of its own: the route host logs every request it serves, mounts included.
+    const app = createApp({ ...fromEnv, issuer: `{origin}${prefix === "/" ? "" : prefix}`, logger: options.logger, accessLog: false });
     return { fetch: (request: Request, env: Parameters<FetchHandler>[1]) => app.fetch(request, env) };
   };
   return async (request, env) => {
@@ -49,7 +50,7 @@ export function sessionsMountable(runtime: HostRuntime, host: SessionsHost, logg
     const store = await openSqlStore(runtime, runtime.env.ROUTES_SESSIONS_DB || ":memory:");
     let lost: (ids: string[], reason: string) => void = () => {};
     const live = host.threadRuntimes({ threads: 1, hostEnv: sandboxHostEnv(runtime.env), onLost: (ids, reason) => lost(ids, reason) });
-    const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: runtime.resolvePath(runtime.cwd(), "libraries") }, logger, ui: await webUi(host), memory: () => runtime.memoryUsage() });
+    const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: runtime.resolvePath(runtime.cwd(), "libraries") }, logger, accessLog: false, ui: await webUi(host), memory: () => runtime.memoryUsage() });
     lost = service.runtimesLost;
     await service.ready;
     return {
