@@ -1,3 +1,0 @@
-const httpmod = require("httpmod");
-const app = httpmod.app();
-app.get("/hello").public().handle(() => "hello");
