@@ -26,6 +26,8 @@ afterAll(async () => {
 });
 
 const RUNTIMES: RuntimeName[] = ["node", "deno", "workerd"];
+/** How long a page may take to show an answer (a loaded CI machine, a Durable Object's first start). */
+const SOON = { timeout: 10_000 };
 
 describe.each(RUNTIMES)("the IdP debug page on %s", (runtime) => {
   let idp: RunningService;
@@ -43,27 +45,27 @@ describe.each(RUNTIMES)("the IdP debug page on %s", (runtime) => {
     const page = await browser.newPage();
     page.setDefaultTimeout(10_000);
     await page.goto(`${base}/debug/ui`);
-    await expect.poll(() => page.locator("#count-sessions").textContent()).toBe("0");
+    await expect.poll(() => page.locator("#count-sessions").textContent(), SOON).toBe("0");
     expect(await page.locator("#clients").textContent()).toContain("public-spa");
 
     await page.selectOption('select[aria-label="JWKS mode"]', "500");
     await page.click("#set-jwks-mode");
-    await expect.poll(() => result(page).textContent()).toBe("JWKS mode is now 500");
+    await expect.poll(() => result(page).textContent(), SOON).toBe("JWKS mode is now 500");
     expect((await fetch(`${base}/jwks`)).status).toBe(500);
     await page.selectOption('select[aria-label="JWKS mode"]', "normal");
     await page.click("#set-jwks-mode");
-    await expect.poll(() => result(page).textContent()).toBe("JWKS mode is now normal");
+    await expect.poll(() => result(page).textContent(), SOON).toBe("JWKS mode is now normal");
     expect((await fetch(`${base}/jwks`)).status).toBe(200);
 
     const login = `dora-${runtime}`;
     await page.fill('input[aria-label="login"]', login);
     await page.fill('input[aria-label="name"]', "Dora Debug");
     await page.click("#add-user");
-    await expect.poll(() => result(page).textContent()).toBe(`user ${login} added: it signs in from the login page`);
+    await expect.poll(() => result(page).textContent(), SOON).toBe(`user ${login} added: it signs in from the login page`);
     // A bad user is refused with the provider's message.
     await page.fill('input[aria-label="login"]', " ");
     await page.click("#add-user");
-    await expect.poll(() => result(page).getAttribute("class")).toBe("error");
+    await expect.poll(() => result(page).getAttribute("class"), SOON).toBe("error");
 
     // Sign in as the new user: found through the search box, picked, and the code redeemed.
     const signIn = await browser.newPage();
@@ -86,12 +88,12 @@ describe.each(RUNTIMES)("the IdP debug page on %s", (runtime) => {
     await page.locator("#tokens >> text=dev-client").waitFor({ timeout: 10_000 });
     await page.fill("#clock-seconds", "60");
     await page.click("#move-clock");
-    await expect.poll(() => result(page).textContent()).toContain("(offset 60 s)");
+    await expect.poll(() => result(page).textContent(), SOON).toContain("(offset 60 s)");
     if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/idp-debug.png`, fullPage: true });
 
     await page.click("#reset");
-    await expect.poll(() => result(page).textContent()).toContain("reset:");
-    await expect.poll(() => page.locator("#count-sessions").textContent()).toBe("0");
+    await expect.poll(() => result(page).textContent(), SOON).toContain("reset:");
+    await expect.poll(() => page.locator("#count-sessions").textContent(), SOON).toBe("0");
     await page.close();
   });
 });

@@ -28,6 +28,8 @@ afterAll(async () => {
 });
 
 const RUNTIMES: RuntimeName[] = ["node", "deno", "workerd"];
+/** How long a page may take to show an answer (a loaded CI machine, a Durable Object's first start). */
+const SOON = { timeout: 10_000 };
 
 /** Types into a CodeMirror editor (replacing what it holds) and presses Enter or nothing. */
 async function typeInto(page: Page, selector: string, text: string) {
@@ -93,7 +95,7 @@ describe.each(RUNTIMES)("the sessions web UI on %s", (runtime) => {
     const entry = (i: number) => page.locator('[data-testid="entry"]').nth(i);
     await typeInto(page, '[data-testid="repl-input"]', "1 + 1");
     await page.keyboard.press("Enter");
-    await expect.poll(() => entry(0).locator('[data-testid="value"]').textContent()).toBe("2");
+    await expect.poll(() => entry(0).locator('[data-testid="value"]').textContent(), SOON).toBe("2");
 
     await typeInto(page, '[data-testid="repl-input"]', "while (true) {}");
     await page.keyboard.press("Enter");
@@ -104,7 +106,7 @@ describe.each(RUNTIMES)("the sessions web UI on %s", (runtime) => {
     await page.keyboard.press("Shift+Enter");
     await page.keyboard.insertText("after");
     await page.keyboard.press("Enter");
-    await expect.poll(() => entry(2).locator('[data-testid="value"]').textContent()).toBe("'still here'");
+    await expect.poll(() => entry(2).locator('[data-testid="value"]').textContent(), SOON).toBe("'still here'");
     // ArrowUp brings the last input back.
     await page.keyboard.press("ArrowUp");
     expect(await page.locator('[data-testid="repl-input"]').textContent()).toContain("const after = 'still here'");
@@ -120,7 +122,7 @@ describe.each(RUNTIMES)("the sessions web UI on %s", (runtime) => {
 
     await page.click("#executions-tab");
     const rows = page.locator('[data-testid="executions"] tbody tr');
-    await expect.poll(() => rows.count()).toBe(4);
+    await expect.poll(() => rows.count(), SOON).toBe(4);
     expect(await rows.nth(2).textContent()).toContain("timeout");
     await rows.nth(0).click();
     await page.locator("td.events >> text=tick 3").waitFor();
