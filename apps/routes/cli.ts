@@ -27,7 +27,7 @@ import { renderValue } from "./render.ts";
 import { storeServices } from "./script-services.ts";
 import { idpMountable, sessionsMountable, type SessionsMount } from "./mountables.ts";
 import type { SessionsHost } from "../sessions/cli.ts";
-import { readPolicy, type Policy } from "./auth/policy.ts";
+import { PolicyError, readPolicy, type Policy } from "./auth/policy.ts";
 import { hostSecurity, issuerFor } from "./security.ts";
 import { DEV_PAGE_PATH, devPage } from "./dev-page.ts";
 import { createRouteHost, type RouteHost, type RouteInfo } from "./host.ts";
@@ -143,7 +143,18 @@ async function loadConfig(runtime: HostRuntime, args: ParsedArgs, needsScript: b
   if (values.script === "" && needsScript) throw new ConfigError("CONFIG_MISSING_VALUE", "--script FILE is needed (or ROUTES_SCRIPT)", "default", "script");
   const scriptPath = runtime.resolvePath(runtime.cwd(), values.script);
   const limits: ScriptLimits = { cpuMs: Number(values["cpu-ms"]), wallMs: Number(values["wall-ms"]), memMb: Number(values["mem-mb"]) };
-  return { values, sources: loaded.sources, profile: loaded.profile, scriptPath, limits, staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
+  // The issuer as a URL (a path names a provider this host mounts); no database for "" or "none".
+  const issuer = issuerUrl(values.issuer, values.addr);
+  const db = values.db === "none" ? "" : values.db;
+  return { values, sources: loaded.sources, profile: loaded.profile, scriptPath, limits, issuer, db, staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
+}
+
+/** The policy file's text and the policy in it (PolicyError when it is missing or wrong). */
+async function readPolicyFile(runtime: HostRuntime, config: Config): Promise<{ file: string; text: string; policy: Policy }> {
+  const file = config.values["policy-file"];
+  const text = await runtime.readTextFile(runtime.resolvePath(runtime.cwd(), file));
+  if (text === undefined) throw new PolicyError(`policy file ${file} (from ${config.sources["policy-file"]}) does not exist`);
+  return { file, text, policy: await readPolicy(text, `policy file ${file}`) };
 }
 
 /** This host's origin as a browser on this machine reaches it (0.0.0.0 and :: by loopback). */
@@ -163,7 +174,7 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
   // callback's origin, its logout redirect, unless IDP_REDIRECT_URIS says otherwise.
   const idpEnv = values.issuer.startsWith("/") && !platformEnv.IDP_REDIRECT_URIS ? { ...platformEnv, IDP_REDIRECT_URIS: `${ownOrigin(values.addr)}/auth/callback` } : platformEnv;
   const security = hostSecurity({
-    issuer: issuerUrl(values.issuer, values.addr),
+    issuer: config.issuer,
     audience: values.audience,
     introspection: values["introspection-client-id"] ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] } : undefined,
     clientId: values["client-id"],
@@ -240,21 +251,18 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
   const inlinePolicy = runtime.env.ROUTES_POLICY?.trim();
   if (policyFile && inlinePolicy) return fail(runtime, `both ROUTES_POLICY and policy-file (from ${config.sources["policy-file"]}) are set; use one`);
   try {
-    if (policyFile) {
-      const text = await runtime.readTextFile(runtime.resolvePath(runtime.cwd(), policyFile));
-      if (text === undefined) return fail(runtime, `policy file ${policyFile} (from ${config.sources["policy-file"]}) does not exist`);
-      policy = await readPolicy(text, `policy file ${policyFile}`);
-    } else if (inlinePolicy) policy = await readPolicy(inlinePolicy, "ROUTES_POLICY");
+    if (policyFile) policy = (await readPolicyFile(runtime, config)).policy;
+    else if (inlinePolicy) policy = await readPolicy(inlinePolicy, "ROUTES_POLICY");
   } catch (err) {
     return fail(runtime, (err as Error).message);
   }
   let store: SqlStore | undefined;
-  if (config.values.db && config.values.db !== "none" && !listing) {
+  if (config.db && !listing) {
     try {
-      store = await openSqlStore(runtime, config.values.db, runtime.env.ROUTES_DB_AUTH_TOKEN);
+      store = await openSqlStore(runtime, config.db, runtime.env.ROUTES_DB_AUTH_TOKEN);
       await prepareRoutesStore(store);
     } catch (err) {
-      return fail(runtime, `--db ${config.values.db}: ${(err as Error).message}`);
+      return fail(runtime, `--db ${config.db}: ${(err as Error).message}`);
     }
   }
   const engine = threads === 0 ? await loadQuickJS() : undefined;
@@ -315,7 +323,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     await host.close();
     return fail(runtime, `cannot listen on ${config.values.addr}: ${(err as Error).message}`);
   }
-  const issuer = issuerUrl(config.values.issuer, config.values.addr);
+  const { issuer } = config;
   logger.info("routes listening", { addr: `${server.hostname}:${server.port}`, script: config.scriptPath, routes: host.routes().length, dev: config.values.dev, threads, issuer: issuer || null });
   const rows = host.routes();
   const count = (access: string) => rows.filter((r) => r.access === access).length;
@@ -323,7 +331,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     ["script", config.scriptPath],
     ["routes", `${count("public")} public, ${count("auth") + count("auth?")} authenticated, ${count("mount")} mounts, ${count("static")} static (npm run routes -- routes --script ... lists them)`],
     ["dev page", config.values.dev ? `http://${server.hostname}:${server.port}${DEV_PAGE_PATH} (reloads on edit)` : undefined],
-    ["data", store ? `${config.values.db} (resources; audit ${config.values.audit === "auto" ? "db" : config.values.audit})` : undefined],
+    ["data", store ? `${config.db} (resources; audit ${config.values.audit === "auto" ? "db" : config.values.audit})` : undefined],
     ["authorized by", policyFile ? `policy file ${policyFile}` : inlinePolicy ? "the policy in ROUTES_POLICY" : "the token's scope, roles, groups or permissions"],
     ["sign-in", config.values.issuer ? `http://${server.hostname}:${server.port}/auth/login (client ${config.values["client-id"]} at ${issuer})` : undefined],
     ["tokens from", config.values.issuer ? `${issuer}${config.values.audience ? ` (aud ${config.values.audience})` : ""}` : "nobody: authenticated routes answer 500"],
@@ -346,16 +354,12 @@ async function writeBundle(runtime: HostRuntime, platform: RoutesPlatform, confi
   const cut = path.lastIndexOf("/");
   try {
     const bundle = await readWorkerBundle(platform.files, config.scriptPath);
-    const policyFile = config.values["policy-file"];
-    if (policyFile) {
-      const text = await runtime.readTextFile(runtime.resolvePath(runtime.cwd(), policyFile));
-      if (text === undefined) return fail(runtime, `policy file ${policyFile} (from ${config.sources["policy-file"]}) does not exist`);
-      await readPolicy(text, `policy file ${policyFile}`); // a bad policy fails the build, not the first request
-      bundle.policy = text;
-    }
+    // Read and checked here: a bad policy fails the build, not the Worker's first request.
+    const policyFile = config.values["policy-file"] ? await readPolicyFile(runtime, config) : undefined;
+    if (policyFile) bundle.policy = policyFile.text;
     await runtime.ensureDir(path.slice(0, cut) || "/");
     await platform.files.writeText(path.slice(0, cut) || "/", path.slice(cut + 1), JSON.stringify(bundle));
-    runtime.print(`routes: wrote ${out} (${Object.keys(bundle.script.files).length} script files, ${Object.keys(bundle.files).length} files${bundle.policy ? `, the policy of ${policyFile}` : ""})`);
+    runtime.print(`routes: wrote ${out} (${Object.keys(bundle.script.files).length} script files, ${Object.keys(bundle.files).length} files${policyFile ? `, the policy of ${policyFile.file}` : ""})`);
   } catch (err) {
     return fail(runtime, (err as Error).message);
   }
@@ -375,14 +379,14 @@ const OUTCOMES = ["allowed", "denied", "completed", "failed"] as const;
 
 /** `routes audit` and `routes resource put`: the SQL store without a server. */
 async function storeCommand(runtime: HostRuntime, config: Config, args: ParsedArgs): Promise<undefined> {
-  if (!config.values.db || config.values.db === "none") return fail(runtime, `${args.positionals[0]} needs --db URL (or ROUTES_DB)`);
+  if (!config.db) return fail(runtime, `${args.positionals[0]} needs --db URL (or ROUTES_DB)`);
   const flag = (name: string) => lastFlag(args, name);
   let store: SqlStore;
   try {
-    store = await openSqlStore(runtime, config.values.db, runtime.env.ROUTES_DB_AUTH_TOKEN);
+    store = await openSqlStore(runtime, config.db, runtime.env.ROUTES_DB_AUTH_TOKEN);
     await prepareRoutesStore(store);
   } catch (err) {
-    return fail(runtime, `--db ${config.values.db}: ${(err as Error).message}`);
+    return fail(runtime, `--db ${config.db}: ${(err as Error).message}`);
   }
   try {
     if (args.positionals[0] === "resource") {
