@@ -124,7 +124,7 @@ const routesConfigPath = (port: number) => `.wrangler-routes-${port}.toml`;
 
 /** A copy of a wrangler config with `{port}` replaced, beside it (its paths are relative to it). */
 function writeConfigCopy(config: string, port: number): string {
-  const copy = config.replace(/([^/]+)$/, `.$1-${port}.toml`).replace(/\.toml-(\d+)\.toml$/, "-$1.toml");
+  const copy = config.replace(/([^/]+)\.toml$/, `.$1-${port}.toml`); // idp.toml -> .idp-<port>.toml
   writeFileSync(join(ROOT, copy), readFileSync(join(ROOT, config), "utf8").replaceAll("{port}", String(port)));
   return copy;
 }

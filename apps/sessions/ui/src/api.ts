@@ -17,15 +17,20 @@ export class ApiFailure extends Error {
 export const base = location.pathname.endsWith("/") ? location.pathname : `${location.pathname}/`;
 export const apiUrl = (path: string) => `${base}api/v1${path}`;
 
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** A JSON request; the answer's JSON, or an ApiFailure. */
+export function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return send<T>(method, path, body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+}
+
+/** A text body (`PUT /worktree-files`), answered like any other call. */
+export function putText(path: string, text: string): Promise<void> {
+  return send<void>("PUT", path, { headers: { "content-type": "text/plain; charset=utf-8" }, body: text });
+}
+
+async function send<T>(method: string, path: string, init: RequestInit): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(apiUrl(path), {
-      method,
-      headers: body === undefined ? {} : { "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      credentials: "same-origin",
-    });
+    res = await fetch(apiUrl(path), { ...init, method, credentials: "same-origin" });
   } catch (err) {
     throw new ApiFailure(0, "NETWORK_ERROR", `the service did not answer: ${(err as Error).message}`);
   }

@@ -6,7 +6,7 @@
 import { html } from "htm/preact";
 import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiFailure, apiUrl, followEvents, type Capability, type ExecEvent, type Execution, type Named, type RuntimeMemory, type RuntimeSummary, type Session, type StartupFile, type Template } from "./api.ts";
+import { api, ApiFailure, followEvents, putText, type Capability, type ExecEvent, type Execution, type Named, type RuntimeMemory, type RuntimeSummary, type Session, type StartupFile, type Template } from "./api.ts";
 import type { CodeEditor, ReplInput } from "./editor.ts";
 import { InputHistory } from "./history.ts";
 import "./style.css";
@@ -257,22 +257,19 @@ function Sessions({ report }: { report: Report }) {
   useEffect(() => {
     api<{ paths?: Record<string, unknown> }>("GET", "/openapi.json").then((doc) => setUploads(Object.keys(doc.paths ?? {}).some((p) => p.endsWith("/worktree-files"))), () => {});
   }, []);
+  const [stored, setStored] = useState(0);
   const putFile = async (e: Event) => {
     e.preventDefault();
     const f = e.target as HTMLFormElement;
     const value = (n: string) => (f.elements.namedItem(n) as HTMLInputElement).value;
     try {
-      const query = new URLSearchParams({ root: value("root"), path: value("path") });
-      await fetch(apiUrl(`/worktree-files?${query}`), { method: "PUT", body: value("text") }).then(async (res) => {
-        if (!res.ok) throw new ApiFailure(res.status, ((await res.json().catch(() => ({}))) as { error?: { code?: string } }).error?.code ?? `HTTP_${res.status}`, `could not store ${value("path")}`);
-      });
+      await putText(`/worktree-files?${new URLSearchParams({ root: value("root"), path: value("path") })}`, value("text"));
       (f.elements.namedItem("path") as HTMLInputElement).value = "";
       setStored((n) => n + 1);
     } catch (err) {
       report(err);
     }
   };
-  const [stored, setStored] = useState(0);
   const create = async (e: Event) => {
     e.preventDefault();
     const f = e.target as HTMLFormElement;
