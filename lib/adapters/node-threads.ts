@@ -33,14 +33,14 @@ export interface NodeThreadSpawnerOptions {
   startOne?: boolean;
 }
 
+type NodePort<In, Out> = ThreadPort<In, Out> & { ref(): void; unref(): void };
+
 /**
  * Spawns threads running the module `entry`. A `.ts` entry runs as an esbuild bundle when it can
  * (see `bundled`), else with tsx registered in the thread first, so it works the same under
  * `tsx`, `node --import tsx` and test runners. The thread starts with no execArgv of the parent:
  * it loads only what its entry imports.
  */
-type NodePort<In, Out> = ThreadPort<In, Out> & { ref(): void; unref(): void };
-
 export function nodeThreadSpawner<In, Out>(entry: URL, options: NodeThreadSpawnerOptions = {}): SpawnThread<In, Out> {
   const start = (): NodePort<In, Out> => {
     const bundle = entry.pathname.endsWith(".ts") ? bundled(entry) : entry;
@@ -76,11 +76,10 @@ export function nodeThreadSpawner<In, Out>(entry: URL, options: NodeThreadSpawne
     first.unref();
   }
   return () => {
-    const port = first ?? start();
-    if (port === first) {
-      first = undefined;
-      port.ref();
-    }
+    const port = first;
+    if (!port) return start();
+    first = undefined;
+    port.ref();
     return port;
   };
 }
