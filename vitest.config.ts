@@ -12,6 +12,28 @@ const contract = (runtime: "node" | "deno" | "workerd") => ({
   },
 });
 
+/** The provider's contract suites against two instances on one state database (round-robin). */
+const pair = (runtime: "node" | "deno") => ({
+  test: {
+    name: `${runtime}-pair`,
+    include: ["test/contract/idp-*.test.ts"],
+    env: { TEST_RUNTIME: runtime, TEST_IDP_INSTANCES: "2" },
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
+
+/** The code-flow suite against apps/idp/edge.ts under `deno serve`, with a database file. */
+const edge = {
+  test: {
+    name: "deno-edge",
+    include: ["test/contract/idp-code-flow.test.ts"],
+    env: { TEST_RUNTIME: "deno", TEST_IDP_ENTRY: "edge" },
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+};
+
 export default defineConfig({
   test: {
     reporters: ["default", "./test/runtimes/summary-reporter.ts"],
@@ -21,6 +43,10 @@ export default defineConfig({
       contract("node"),
       contract("deno"),
       contract("workerd"),
+      pair("node"),
+      pair("deno"),
+      edge,
+      { test: { name: "instances", include: ["test/instances/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 60_000 } },
     ],
   },
 });

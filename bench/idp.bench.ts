@@ -127,15 +127,47 @@ async function peerPaths(peer: Child): Promise<Record<string, string>> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Where the state lives
+
+const MEMORY = "memory";
+const FILE_ONE = "libSQL file, one instance";
+const FILE_TWO = "libSQL file, two instances round-robin";
+
+interface StateSetup {
+  name: string;
+  urls: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The memory store (the provider already running), one instance on a libSQL file, and two
+ * instances on another file. A file database commits with synchronous=FULL (lib/db/open.ts):
+ * every write a response depends on is on disk before the response.
+ */
+async function startStateSetups(memory: Child, keys: string, dir: string): Promise<StateSetup[]> {
+  const one = await startOurs(keys, { IDP_STATE: `file:${join(dir, "one.db")}` });
+  const twoFile = `file:${join(dir, "two.db")}`;
+  const two = await Promise.all([startOurs(keys, { IDP_STATE: twoFile }), startOurs(keys, { IDP_STATE: twoFile })]);
+  return [
+    { name: MEMORY, urls: [memory.url], stop: () => memory.stop() },
+    { name: FILE_ONE, urls: [one.url], stop: () => one.stop() },
+    { name: FILE_TWO, urls: two.map((t) => t.url), stop: async () => void (await Promise.all(two.map((t) => t.stop()))) },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
 // Code flows
 
 async function readBody(body: { text(): Promise<string> }): Promise<string> {
   return body.text();
 }
 
-/** One authorization code flow; throws on any unexpected answer. */
-async function flow(pool: Pool): Promise<void> {
-  const authorize = await pool.request({
+/**
+ * One authorization code flow; throws on any unexpected answer. `next` gives the pool of each
+ * request: with several instances, consecutive requests of one flow go to different ones.
+ */
+async function flow(next: () => Pool): Promise<void> {
+  const authorize = await next().request({
     path: "/authorize",
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -145,7 +177,7 @@ async function flow(pool: Pool): Promise<void> {
   const location = authorize.headers.location as string | undefined;
   const code = location ? new URL(location).searchParams.get("code") : null;
   if (authorize.statusCode !== 302 || !code) throw new Error(`authorize: ${authorize.statusCode} ${location}`);
-  const token = await pool.request({
+  const token = await next().request({
     path: "/token",
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -153,14 +185,19 @@ async function flow(pool: Pool): Promise<void> {
   });
   const tokens = JSON.parse(await readBody(token.body)) as { access_token?: string };
   if (token.statusCode !== 200 || !tokens.access_token) throw new Error(`token: ${token.statusCode} ${JSON.stringify(tokens)}`);
-  const userinfo = await pool.request({ path: "/userinfo", method: "GET", headers: { authorization: `Bearer ${tokens.access_token}` } });
+  const userinfo = await next().request({ path: "/userinfo", method: "GET", headers: { authorization: `Bearer ${tokens.access_token}` } });
   await readBody(userinfo.body);
   if (userinfo.statusCode !== 200) throw new Error(`userinfo: ${userinfo.statusCode}`);
 }
 
-/** `concurrency` loops of flows until `seconds` pass or `limit` flows are done. */
-async function runFlows(base: string, opts: { concurrency: number; seconds?: number; limit?: number }) {
-  const pool = new Pool(base, { connections: opts.concurrency, pipelining: 1 });
+/**
+ * `concurrency` loops of flows until `seconds` pass or `limit` flows are done. With several base
+ * URLs (instances on one state database), requests go to them in turn, round-robin.
+ */
+async function runFlows(base: string | string[], opts: { concurrency: number; seconds?: number; limit?: number }) {
+  const pools = (Array.isArray(base) ? base : [base]).map((url) => new Pool(url, { connections: opts.concurrency, pipelining: 1 }));
+  let turn = 0;
+  const next = () => pools[turn++ % pools.length]!;
   const stopAt = opts.seconds === undefined ? Infinity : performance.now() + opts.seconds * 1000;
   const limit = opts.limit ?? Infinity;
   let started = 0;
@@ -169,13 +206,13 @@ async function runFlows(base: string, opts: { concurrency: number; seconds?: num
   const loop = async () => {
     while (started < limit && performance.now() < stopAt) {
       started++;
-      await flow(pool);
+      await flow(next);
       done++;
     }
   };
   await Promise.all(Array.from({ length: opts.concurrency }, loop));
   const elapsed = (performance.now() - t0) / 1000;
-  await pool.close();
+  await Promise.all(pools.map((p) => p.close()));
   return { flows: done, seconds: elapsed, perSecond: done / elapsed };
 }
 
@@ -343,10 +380,20 @@ async function main(): Promise<void> {
     await plainHono.stop();
   }
 
-  // 2. Code flows (ours only)
-  await runFlows(ours.url, { concurrency: 32, seconds: 1 }); // warm-up
-  const flows = await runFlows(ours.url, { concurrency: 32, seconds: SECONDS });
-  await ours.stop();
+  // 2. Code flows (ours only): the memory store beside a libSQL file (one instance, and two
+  // instances on one file with requests alternating between them), in alternating rounds.
+  const stateSetups = await startStateSetups(ours, keys, dir);
+  const flowRuns = new Map<string, number[]>(stateSetups.map((s) => [s.name, []]));
+  try {
+    for (const setup of stateSetups) await runFlows(setup.urls, { concurrency: 32, seconds: 1 }); // warm-up
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const setup of stateSetups) flowRuns.get(setup.name)!.push((await runFlows(setup.urls, { concurrency: 32, seconds: SECONDS })).perSecond);
+    }
+  } finally {
+    for (const setup of stateSetups) await setup.stop();
+  }
+  const flowRate = (name: string) => median(flowRuns.get(name)!);
+  const flows = { perSecond: flowRate(MEMORY) };
 
   // 3. Start time
   const startRows: { name: string; times: number[] }[] = [];
@@ -375,7 +422,13 @@ async function main(): Promise<void> {
     ["measure", "ours", "oidc-provider", "ratio", "notes (ours / peer)"],
     ...rows,
     ...honoRows,
-    ["code flows/s (32 concurrent)", fmt(flows.perSecond), "-", "-", `${flows.flows} flows in ${fmt(flows.seconds, 1)} s`],
+    ...stateSetups.map((setup) => [
+      `code flows/s (32 concurrent), state: ${setup.name}`,
+      fmt(flowRate(setup.name)),
+      "-",
+      setup.name === MEMORY ? "-" : `${fmt(flowRate(setup.name) / flowRate(MEMORY), 2)}x memory`,
+      `rounds ${flowRuns.get(setup.name)!.map((r) => fmt(r)).join(", ")}`,
+    ]),
     ...startRows.map((r) => [`first /healthz: ${r.name}`, `${fmt(median(r.times))} ms`, "-", "-", `median of 5: ${r.times.map((s) => fmt(s)).join(", ")} ms`]),
     ...floorRows.map((r) => [`process exit: ${r.name}`, `${fmt(median(r.times))} ms`, "-", "-", `median of 5: ${r.times.map((s) => fmt(s)).join(", ")} ms`]),
     ...rssRows,
@@ -391,6 +444,7 @@ async function main(): Promise<void> {
     ["jwks >= 3x", ratios.jwks! >= 3],
     ["client_credentials >= 2x", ratios.client_credentials! >= 2],
     ["code flows >= 1,000/s", flows.perSecond >= 1000],
+    ["code flows >= 1,000/s, libSQL file, one instance", flowRate(FILE_ONE) >= 1000],
     ["first /healthz < 300 ms (npm run idp's command)", median(starts) < 300],
     ["first /healthz < 300 ms (the same, bundle rebuilt)", median(startRows[1]!.times) < 300],
     ["RSS < 150 MB (npm run idp's command)", rssEnds[0]! < 150],

@@ -47,7 +47,7 @@ export interface IdpAppOptions {
   clients?: ClientConfig[];
   /** Optional private JWK set `{keys:[...]}` for dev-key-1, rotated-key-2, bad-sig-key. */
   signingKeys?: unknown;
-  /** Default: in memory. */
+  /** Default: in memory. A shared SQL store (state/sql.ts) lets several instances act as one. */
   state?: IdpStateStore;
   /** Clock in ms. Default Date.now. */
   now?: () => number;
@@ -152,15 +152,36 @@ function buildApp(p: Provider, logger: Logger, accessLog = true): Hono {
   const app = new Hono();
   app.onError(errorHandler(logger));
   app.notFound(notFoundOr405(p));
+  // Settings another instance may have changed are read before each request. (A store of this
+  // instance's own is read once, before serving: no middleware, so a request that matches one
+  // handler alone is still dispatched synchronously.)
+  if (p.state.shared) {
+    app.use(async (_c, next) => {
+      await p.sync();
+      await next();
+    });
+  }
   const r = routes(p);
   if (p.issuerPath) app.route(p.issuerPath, r);
   app.route("/", r);
   return withRequestId(app, { accessLog: accessLog ? logger : undefined });
 }
 
-/** Builds the app; keys load in the background (see the module comment). */
+/**
+ * Builds the app; keys load in the background (see the module comment). A store given in the
+ * options that is not shared must answer at once (the memory store does); for one that answers
+ * later (a Durable Object's storage), `loadApp`.
+ */
 export function createApp(options: IdpAppOptions): Hono {
   const p = createProvider(options);
+  p.warmUp();
+  return buildApp(p, p.logger, options.accessLog);
+}
+
+/** Builds the app once the stored settings (clock, key endpoint mode, scenarios) are read; keys load in the background. */
+export async function loadApp(options: IdpAppOptions): Promise<Hono> {
+  const p = createProvider(options);
+  await p.sync();
   p.warmUp();
   return buildApp(p, p.logger, options.accessLog);
 }
@@ -168,6 +189,7 @@ export function createApp(options: IdpAppOptions): Hono {
 /** Builds the app and waits until the signing keys are ready. */
 export async function createIdp(options: IdpAppOptions): Promise<{ app: Hono; provider: Provider }> {
   const provider = createProvider(options);
+  await provider.sync();
   await provider.keys();
   return { app: buildApp(provider, provider.logger, options.accessLog), provider };
 }

@@ -71,6 +71,8 @@ describe("print-config", () => {
         '  signing-keys-file: "" # default',
         "  access-token-format: opaque # default",
         '  access-token-audience: "" # default',
+        "  state: memory # default",
+        '  state-auth-token: "" # default',
       ].join("\n"),
     );
   });

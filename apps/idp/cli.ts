@@ -13,9 +13,11 @@ import { parseCommandLine, type ParsedArgs } from "../../lib/config/flags.ts";
 import { formatFieldTable, formatJson, formatYaml } from "../../lib/config/report.ts";
 import { configSourcesLine, printBanner, serviceLogger } from "../../lib/cli-output.ts";
 import { parseListenAddress, type HostRuntime, type RunningServer } from "../../lib/runtime.ts";
-import { createApp } from "./app.ts";
+import { openSqlStore } from "../../lib/db/open.ts";
+import { createApp, type IdpStateStore } from "./app.ts";
 import { IDP_FLAGS, fieldHelp, idpAppOptions, loadIdpConfig, oidcSection, type ConfigIo, type OidcConfig } from "./config.ts";
 import { KIDS } from "./domain/keys.ts";
+import { openStateStore } from "./state/sql.ts";
 
 export const USAGE = `usage: idp <command> [options]
 
@@ -35,7 +37,10 @@ ${fieldHelp()
   -h, --help              this text
 
 precedence, lowest to highest: defaults < profile < config files < environment < positional < flags
-also honored: IDP_USERS (inline users document), IDP_SIGNING_KEYS (inline JWK set), LOG_LEVEL`;
+also honored: IDP_USERS (inline users document), IDP_SIGNING_KEYS (inline JWK set), LOG_LEVEL
+
+several instances with one --state database act as one provider (shared codes, tokens, sessions,
+keys and debug settings); apps/idp/edge.ts serves the same from environment variables alone`;
 
 const COMMANDS = ["serve-dev", "print-config", "gen-keys", "help"] as const;
 type Command = (typeof COMMANDS)[number];
@@ -82,11 +87,30 @@ export async function generateSigningKeySet(): Promise<{ keys: Record<string, un
   return { keys };
 }
 
+/** The state database (`--state` other than memory), migrated; every instance on it is one provider. */
+async function openState(runtime: HostRuntime, config: OidcConfig): Promise<IdpStateStore | undefined> {
+  const url = config.values.state;
+  if (url === "memory") return undefined;
+  try {
+    return await openStateStore(() => openSqlStore(runtime, url, config.values["state-auth-token"] || undefined), { shared: true });
+  } catch (err) {
+    throw new ConfigError("CONFIG_INVALID_VALUE", `state database ${url} (from ${config.sources.state}) cannot be opened: ${(err as Error).message}`, config.sources.state, "state");
+  }
+}
+
+function stateLine(url: string): string {
+  if (url === "memory") return "in memory (restart: everything is new)";
+  const shown = url.replace(/\?.*$/, "");
+  return `${shown} (kept across restarts; instances on it act as one provider)`;
+}
+
 async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<RunningServer> {
   rejectFlags(args, "serve-dev", ["format"]);
   const io = configIo(runtime);
   const config = await loadIdpConfig(afterCommand(args), io);
   const options = await idpAppOptions(config, io);
+  const state = await openState(runtime, config);
+  if (state) options.state = state;
   // Printed once the issuer is final (with port 0, after listening).
   const showFields = args.flags.get("print-parsed-fields")?.at(-1) === "true";
   const printFields = () => {
@@ -106,6 +130,7 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
     server = await runtime.serve((req, env) => (app ? app.fetch(req, env) : appReady.then((built) => built.fetch(req, env))), address);
   } catch (err) {
     runtime.printError(`idp: cannot listen on ${config.values.addr}: ${(err as Error).message}`);
+    await state?.close();
     return runtime.exit(1);
   }
   if (!app) {
@@ -123,12 +148,13 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
     ["login page", login],
     ["clients", [clientId, ...["dev-client", "public-spa", "web-app"].filter((c) => c !== clientId)].join(", ") + " (web-app's secret: web-app-secret)"],
     ["debug", `${issuer}/debug (loopback only)`],
-    ["state", "in memory (restart: everything is new)"],
+    ["state", stateLine(config.values.state)],
     ["config", configSourcesLine(config.profile, config.sources)],
   ]);
   runtime.onShutdown(async () => {
     logger.info("idp shutting down");
     await server.close();
+    await state?.close(); // what was accepted is committed first
     logger.info("idp stopped");
   });
   return server;

@@ -20,7 +20,18 @@ test("the spec's defaults", async () => {
     "signing-keys-file": "",
     "access-token-format": "opaque",
     "access-token-audience": "",
+    state: "memory",
+    "state-auth-token": "",
   });
+});
+
+test("--state takes memory or a libSQL URL, from a flag or IDP_STATE; a bad one is refused with its source", async () => {
+  expect((await loadIdpConfig(args("--state", "file:./data/idp.db"), io())).values.state).toBe("file:./data/idp.db");
+  const fromEnv = await loadIdpConfig(args(), io({ IDP_STATE: "libsql://idp-preview.turso.io", IDP_STATE_AUTH_TOKEN: "t0ken" }));
+  expect(fromEnv.values.state).toBe("libsql://idp-preview.turso.io");
+  expect(fromEnv.values["state-auth-token"]).toBe("t0ken");
+  expect(fromEnv.sources.state).toBe("env:IDP_STATE");
+  await expect(loadIdpConfig(args("--state", "postgres://db"), io())).rejects.toThrow("state from flag:--state: expected memory, file:PATH");
 });
 
 test("the issuer follows addr only while nothing sets the issuer", async () => {

@@ -13,6 +13,7 @@ import type { FlagSpecs, ParsedArgs } from "../../lib/config/flags.ts";
 import { loadSection, type LoadedSection } from "../../lib/config/load.ts";
 import { defineSection, envName, fieldNames, flagName, listenAddressCheck, listField, stringField, type SectionValues } from "../../lib/config/section.ts";
 import { parseYaml } from "../../lib/config/yaml.ts";
+import { isLibsqlUrl } from "../../lib/db/libsql.ts";
 import { parseListenAddress } from "../../lib/runtime.ts";
 import type { IdpAppOptions } from "./app.ts";
 import { parseConfiguredKeys } from "./domain/keys.ts";
@@ -77,6 +78,12 @@ export const oidcSection = defineSection({
       check: v.picklist(["opaque", "jwt"], 'expected "opaque" or "jwt"'),
     }),
     "access-token-audience": stringField({ default: "", description: "aud of JWT access tokens (empty: the client id)" }),
+    state: stringField({
+      default: "memory",
+      description: "Where the state lives: memory, or a libSQL database (file:./data/idp.db, libsql://...) that several instances share as one provider",
+      check: v.pipe(v.string(), v.check((value: string) => value === "memory" || isLibsqlUrl(value), "expected memory, file:PATH, :memory:, libsql://HOST or https://HOST")),
+    }),
+    "state-auth-token": stringField({ default: "", secret: true, description: "Auth token of a remote libSQL state database (Turso)" }),
   },
 });
 

@@ -1,16 +1,17 @@
 /**
  * workerd entry. Every request goes to one Durable Object, which holds the provider's state, so
  * a flow that spans isolates (authorize in one, token in another) sees the same codes and sessions.
- * The state is written through to the object's SQLite storage, so it also survives the object
- * being evicted or restarted. Settings come from wrangler vars through `optionsFromEnv`; without
+ * The state lives in the object's SQLite storage (the SQL state store over it), so it also
+ * survives the object being evicted or restarted. (For hosts without Durable Objects: edge.ts.) Settings come from wrangler vars through `optionsFromEnv`; without
  * IDP_ISSUER the issuer is the request's origin.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
 import { createLogger } from "../../lib/log.ts";
-import { createApp } from "./app.ts";
+import { loadApp } from "./app.ts";
 import { optionsFromEnv } from "./env-options.ts";
-import { durableStateStore } from "./state/durable.ts";
+import { durableObjectStore } from "../../lib/db/durable.ts";
+import { sqlStateStore } from "./state/sql.ts";
 
 export interface IdpWorkerEnv {
   IDP: DurableObjectNamespace<IdpObject>;
@@ -29,7 +30,9 @@ export class IdpObject extends DurableObject<IdpWorkerEnv> {
     try {
       const env = Object.fromEntries(Object.entries(this.env).filter(([, v]) => typeof v === "string")) as Record<string, string>;
       const options = await optionsFromEnv(env);
-      return { app: createApp({ ...options, issuer: options.issuer ?? "{origin}", state: durableStateStore(this.ctx.storage), logger, accessLog: this.env.ACCESS_LOG !== "off" }) };
+      // One object serves every request: no other instance shares its storage.
+      const state = await sqlStateStore(durableObjectStore(this.ctx.storage), { shared: false });
+      return { app: await loadApp({ ...options, issuer: options.issuer ?? "{origin}", state, logger, accessLog: this.env.ACCESS_LOG !== "off" }) };
     } catch (err) {
       // Bad configuration (users document, keys, issuer): say so on every request.
       const error = (err as Error).message;

@@ -23,7 +23,8 @@ import type { SqlStore } from "./store.ts";
 /** After the I/O callbacks of this loop iteration: the writes they made go in one group. */
 const afterThisTurn = (flush: () => void) => void setImmediate(flush);
 
-export async function openSqlStore(runtime: HostRuntime, url: string, authToken?: string): Promise<SqlStore> {
+/** `runtime` creates a file database's folder; without it (an edge entry) the folder must exist. */
+export async function openSqlStore(runtime: Pick<HostRuntime, "ensureDir" | "resolvePath"> | undefined, url: string, authToken?: string): Promise<SqlStore> {
   if (!isLibsqlUrl(url)) throw new Error(`unsupported database URL "${url}": use file:, :memory:, libsql:// or https://`);
   // Loaded on first use: a process without a database (a route host without --db) never pays
   // for the native module (~20 ms of its start, with the C library detection it runs).
@@ -38,12 +39,16 @@ export async function openSqlStore(runtime: HostRuntime, url: string, authToken?
   let path = decodeURIComponent(url.slice("file:".length).split("?")[0]!);
   if (path.startsWith("//")) path = path.slice(path.indexOf("/", 2)); // file:///abs, file://localhost/abs
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-  if (dir) await runtime.ensureDir(runtime.resolvePath(dir));
+  if (dir && runtime) await runtime.ensureDir(runtime.resolvePath(dir));
   const { default: AsyncDatabase } = await import("libsql/promise");
   const writer = new AsyncDatabase(path, {});
+  // Other processes may write the same file (instances of the identity provider): a transaction
+  // waits up to 5 s for their write lock instead of failing with SQLITE_BUSY at once.
+  await writer.exec("PRAGMA busy_timeout = 5000");
   await writer.exec("PRAGMA journal_mode = WAL");
   await writer.exec("PRAGMA synchronous = FULL");
   // In WAL mode the reader never waits for the writer, and sees committed data only.
   const reader = new Database(path);
+  reader.exec("PRAGMA busy_timeout = 5000");
   return groupCommit(sqliteStore({ writer: writer as unknown as SqliteConnection, reader: reader as SqliteConnection }), { schedule: afterThisTurn });
 }

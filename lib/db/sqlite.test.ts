@@ -49,7 +49,8 @@ describe("sqliteStore", () => {
       await store.batch([insert(`x${i}`)]);
       await store.query("SELECT id FROM items WHERE id = ?", [`x${i}`]);
     }
-    expect(prepared.sort()).toEqual(["BEGIN IMMEDIATE", "INSERT INTO items (id) VALUES (?)", "ROLLBACK", "SELECT id FROM items WHERE id = ?"]);
+    // BEGIN and COMMIT go through exec (the asynchronous API off the JavaScript thread, when the writer has it).
+    expect(prepared.sort()).toEqual(["INSERT INTO items (id) VALUES (?)", "ROLLBACK", "SELECT id FROM items WHERE id = ?"]);
     await store.close();
   });
 

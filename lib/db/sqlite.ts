@@ -73,14 +73,15 @@ export function sqliteStore(options: SqliteStoreOptions): SqlStore {
   let tail: Promise<unknown> = Promise.resolve();
 
   async function transact(statements: SqlStatement[]): Promise<number[]> {
-    let begin = writeStatement("BEGIN IMMEDIATE");
-    if (isPromise(begin)) begin = await begin;
     let rollback = writeStatement("ROLLBACK");
     if (isPromise(rollback)) rollback = await rollback;
     // From BEGIN on, a synchronous connection never awaits (its statements come back at once),
     // so on a shared `:memory:` connection no read can run inside the transaction. An
-    // asynchronous writer may await a first preparation: it has a connection of its own.
-    begin.run([]);
+    // asynchronous writer has a connection of its own: its BEGIN goes off the JavaScript thread,
+    // where waiting for another process's write lock (busy_timeout) holds nothing else up, and it
+    // may await a first preparation.
+    const begun = writer.exec("BEGIN IMMEDIATE");
+    if (isPromise(begun)) await begun;
     try {
       const changes: number[] = [];
       for (const s of statements) {

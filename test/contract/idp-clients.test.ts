@@ -20,6 +20,9 @@ import {
   rejection,
   rp,
   startIdp,
+  startInstances,
+  stateDatabase,
+  INSTANCES,
   type Idp,
 } from "./idp-helpers.ts";
 import { currentRuntime, startService } from "../runtimes/service.ts";
@@ -130,6 +133,11 @@ describe("configured signing keys (IDP_SIGNING_KEYS)", () => {
       expect(published.map((k) => [k.kid, k.n])).toEqual(keys.map((k) => [k.kid, k.n]));
       expect(published.some((k) => k.d !== undefined)).toBe(false);
       idToken = (await codeFlow(await rp(first.issuer))).tokens.id_token!;
+      // Configured keys are not rotated by the provider: 409, and /jwks is unchanged.
+      const rotate = await fetch(`${first.base}/debug/keys/rotate`, { method: "POST" });
+      expect(rotate.status).toBe(409);
+      expect(((await rotate.json()) as { error: string }).error).toBe("invalid_request");
+      expect((await getJson<{ keys: { n: string }[] }>(`${first.base}/jwks`)).body.keys.map((k) => k.n)).toEqual(keys.map((k) => k.n));
     } finally {
       await first.svc.stop();
     }
@@ -147,17 +155,23 @@ describe("configured signing keys (IDP_SIGNING_KEYS)", () => {
 
 describe("state across a restart", () => {
   // workerd keeps codes, sessions, tokens and generated keys in the Durable Object's storage;
-  // Node and Deno keep them in memory (docs/idp.md, "Runtimes and state").
+  // Node and Deno keep them in memory by default, and in the --state database when there is one
+  // (docs/idp.md, "Runtimes and state"): in the pair projects both instances restart on theirs.
   const runtime = currentRuntime();
-  const durable = runtime === "workerd";
+  const pair = INSTANCES > 1;
+  const durable = runtime === "workerd" || pair;
   it(
-    durable
-      ? "workerd: after a restart on the same storage, refresh tokens, sessions and generated keys are still there"
-      : `${runtime}: a restart starts from empty state with new generated keys`,
+    pair
+      ? `${runtime}, two instances on one database: after both restart, refresh tokens, sessions and generated keys are still there`
+      : durable
+        ? "workerd: after a restart on the same storage, refresh tokens, sessions and generated keys are still there"
+        : `${runtime}: a restart starts from empty state with new generated keys`,
     async () => {
       const persistTo = `.wrangler/test-state/idp-restart-${crypto.randomUUID()}`;
+      const database = pair ? stateDatabase() : undefined;
       const start = async () => {
-        const svc = await startService("idp", { env: { IDP_ISSUER: "{origin}" }, persistTo });
+        const env = { IDP_ISSUER: "{origin}" };
+        const svc = database ? await startInstances(env, INSTANCES, database.url) : await startService("idp", { env, persistTo });
         return { svc, base: svc.baseUrl, issuer: svc.baseUrl };
       };
       const first = await start();
@@ -186,6 +200,7 @@ describe("state across a restart", () => {
         }
       } finally {
         await second.svc.stop();
+        database?.cleanup();
       }
     },
   );

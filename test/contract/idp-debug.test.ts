@@ -21,6 +21,7 @@ import {
   type Idp,
 } from "./idp-helpers.ts";
 import { currentRuntime } from "../runtimes/service.ts";
+import { createLocalJWKSet, jwtVerify } from "jose";
 
 let idp: Idp;
 let config: client.Configuration;
@@ -266,4 +267,31 @@ describe("loopback rule", () => {
       }
     },
   );
+});
+
+// Last in the file: the keys stay rotated for the rest of this provider's life.
+describe("POST /debug/keys/rotate", () => {
+  type Jwks = { keys: { kid: string; n: string }[] };
+  const published = async () => Object.fromEntries((await getJson<Jwks>(`${idp.base}/jwks`)).body.keys.map((k) => [k.kid, k.n]));
+
+  it("a new dev-key-1 signs from now on, the previous one becomes rotated-key-2, and every later /jwks shows it", async () => {
+    const before = await published();
+    const old = (await codeFlow(config)).tokens.id_token!;
+    const res = await fetch(`${idp.base}/debug/keys/rotate`, { method: "POST" });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { rotated: boolean; jwks: Jwks };
+    expect(body.rotated).toBe(true);
+    const after = await published();
+    expect(Object.fromEntries(body.jwks.keys.map((k) => [k.kid, k.n]))).toEqual(after);
+    expect(after["dev-key-1"]).not.toBe(before["dev-key-1"]);
+    expect(after["rotated-key-2"]).toBe(before["dev-key-1"]);
+    expect(after["bad-sig-key"]).toBe(before["bad-sig-key"]);
+    // The same answer several times over (with two instances, from both of them).
+    for (let i = 0; i < 4; i++) expect(await published()).toEqual(after);
+
+    const jwks = createLocalJWKSet((await getJson<{ keys: [] }>(`${idp.base}/jwks`)).body);
+    await expect(jwtVerify(old, jwks, { audience: "dev-client" })).rejects.toThrow(/signature/);
+    const fresh = (await codeFlow(await rp(idp.issuer))).tokens.id_token!;
+    expect((await jwtVerify(fresh, jwks, { audience: "dev-client" })).protectedHeader.kid).toBe("dev-key-1");
+  });
 });

@@ -6,7 +6,11 @@
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import * as client from "openid-client";
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from "jose";
-import { startService, type RunningService } from "../runtimes/service.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startRoundRobin } from "../runtimes/round-robin.ts";
+import { currentRuntime, startService, type RunningService } from "../runtimes/service.ts";
 
 export { client };
 
@@ -28,12 +32,66 @@ export interface Idp {
 }
 
 /**
- * Starts one provider. `IDP_ISSUER={origin}` makes the issuer the origin the tests call, on every
- * runtime, so openid-client's issuer checks hold without knowing the port in advance.
+ * In the `node-pair` and `deno-pair` projects (TEST_IDP_INSTANCES=2) every suite talks to two
+ * instances on one state database behind a round-robin proxy, so consecutive requests of one
+ * flow land on different instances.
+ */
+export const INSTANCES = Number(process.env.TEST_IDP_INSTANCES ?? 1);
+
+/** In the `deno-edge` project (TEST_IDP_ENTRY=edge) the provider is apps/idp/edge.ts under
+ * `deno serve`, configured by environment variables only, its state in a database file. */
+export const EDGE = process.env.TEST_IDP_ENTRY === "edge";
+
+/**
+ * Starts one provider, or (see INSTANCES) two behind a round-robin proxy. `IDP_ISSUER={origin}`
+ * makes the issuer the origin the tests call, on every runtime, so openid-client's issuer checks
+ * hold without knowing the port in advance.
  */
 export async function startIdp(env: Record<string, string> = {}, issuerPath = ""): Promise<Idp> {
-  const svc = await startService("idp", { env: { IDP_ISSUER: `{origin}${issuerPath}`, ...env } });
+  const settings = { IDP_ISSUER: `{origin}${issuerPath}`, ...env };
+  const svc = EDGE ? await startEdge(settings) : INSTANCES > 1 ? await startInstances(settings, INSTANCES) : await startService("idp", { env: settings });
   return { svc, base: svc.baseUrl, issuer: svc.baseUrl + issuerPath };
+}
+
+async function startEdge(env: Record<string, string>): Promise<RunningService> {
+  const database = stateDatabase();
+  const svc = await startService("idp", { env: { ...env, IDP_STATE: database.url }, serveModule: "apps/idp/edge.ts" });
+  const stop = (how: () => Promise<void>) => async () => {
+    await how();
+    database.cleanup();
+  };
+  return { ...svc, stop: stop(svc.stop), kill: stop(svc.kill) };
+}
+
+/** A fresh state database file for instances to share (removed with `cleanup`). */
+export function stateDatabase(): { url: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "idp-state-"));
+  return { url: `file:${join(dir, "idp.db")}`, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * `count` instances on one state database (`IDP_STATE`, a fresh file unless given), started at
+ * the same moment (so they race for migrations and keys), behind a round-robin proxy. Stopping
+ * it stops the proxy and every instance, and removes a database it created.
+ */
+export async function startInstances(env: Record<string, string>, count: number, state?: string): Promise<RunningService> {
+  const own = state === undefined ? stateDatabase() : undefined;
+  const settings = { ...env, IDP_STATE: state ?? own!.url };
+  const instances = await Promise.all(Array.from({ length: count }, () => startService("idp", { env: settings })));
+  const proxy = await startRoundRobin(instances.map((i) => i.port));
+  const end = async (how: (i: RunningService) => Promise<void>) => {
+    await proxy.close();
+    await Promise.all(instances.map(how));
+    own?.cleanup();
+  };
+  return {
+    runtime: currentRuntime(),
+    baseUrl: proxy.baseUrl,
+    port: proxy.port,
+    output: () => instances.map((i) => i.output()).join(""),
+    stop: () => end((i) => i.stop()),
+    kill: () => end((i) => i.kill()),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

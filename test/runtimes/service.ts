@@ -28,6 +28,9 @@ export interface StartOptions {
   /** workerd: the `--persist-to` directory (default: a fresh one per port). Starting again with the
    * same directory finds the Durable Object storage and R2 contents the last process left. */
   persistTo?: string;
+  /** Deno: serve this module (`export default { fetch }`) with `deno serve`, configured by `env`
+   * alone, instead of the service's command line (the IdP's edge entry, apps/idp/edge.ts). */
+  serveModule?: string;
   /** workerd: these wrangler configs (`-c` each, the first the served Worker) instead of
    * `--env <service>` in wrangler.toml, for Workers reached through service bindings. `{port}`
    * in them is replaced too (in copies beside them, removed when the process ends). */
@@ -145,6 +148,7 @@ function command(runtime: RuntimeName, service: ServiceName, port: number, optio
       // As `npm run idp` / `npm run sessions` start it: a cached bundle, or tsx where it cannot be bundled.
       return [process.execPath, "lib/adapters/node-run.mjs", `apps/${service}/node.ts`, ...serveArgs];
     case "deno":
+      if (options.serveModule) return ["node_modules/deno/deno", "serve", "-A", "--host", "127.0.0.1", "--port", String(port), options.serveModule];
       return ["node_modules/deno/deno", "run", "-A", `apps/${service}/deno.ts`, ...serveArgs];
     case "workerd": {
       const vars = Object.entries(options.env ?? {})

@@ -30,6 +30,8 @@ export interface Issuance {
   /** Binds the new refresh token to a key (DPoP-bound refresh tokens stay bound). */
   refreshJkt?: string;
   grant_id: string;
+  /** A write that spent the grant (the used-code record, say): committed with the tokens. */
+  spent?: Promise<void>;
 }
 
 export const scopeList = (scope: string) => scope.split(" ").filter((s) => s !== "");
@@ -73,7 +75,10 @@ export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResp
   };
   if (req.user) access.login = req.user.login;
   if (req.jkt) access.jkt = req.jkt;
-  p.put("access_token", accessToken, access, access.expires_at);
+  // Queued in one turn, the writes share one commit; the ID token is signed meanwhile, and the
+  // response waits for both.
+  const writes: Promise<void>[] = [p.put("access_token", accessToken, access, { pruneAt: access.expires_at, group: req.grant_id })];
+  if (req.spent) writes.push(req.spent);
   const response: TokenResponse = {
     access_token: accessToken,
     token_type: req.jkt ? "DPoP" : "Bearer",
@@ -93,11 +98,16 @@ export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResp
       expires_at: now + LIFETIME_MS.refreshToken,
     };
     if (req.refreshJkt) refresh.jkt = req.refreshJkt;
-    p.put("refresh_token", refreshToken, refresh, refresh.expires_at);
+    writes.push(p.put("refresh_token", refreshToken, refresh, { pruneAt: refresh.expires_at, group: req.grant_id }));
     response.refresh_token = refreshToken;
   }
+  const stored = Promise.all(writes);
   if (req.user && hasScope(req.scope, "openid")) {
-    response.id_token = await signIdToken(p, req, accessToken, now);
+    const idToken = signIdToken(p, req, accessToken, now);
+    await Promise.all([stored, idToken]);
+    response.id_token = await idToken;
+  } else {
+    await stored;
   }
   return response;
 }
@@ -129,10 +139,6 @@ async function signIdToken(p: Provider, req: Issuance, accessToken: string, now:
 }
 
 /** Deletes every access and refresh token of one grant (code replay, refresh revocation). */
-export function revokeGrant(p: Provider, grantId: string): void {
-  for (const kind of ["access_token", "refresh_token"] as const) {
-    for (const [token, record] of p.state.entries<{ grant_id: string }>(kind)) {
-      if (record.grant_id === grantId) p.state.delete(kind, token);
-    }
-  }
+export function revokeGrant(p: Provider, grantId: string): Promise<void> {
+  return p.state.deleteGroup(["access_token", "refresh_token"], grantId);
 }

@@ -1,7 +1,8 @@
 /**
  * Signing keys: three RSA keys by `kid`, published at /jwks. Configured private JWKs are used as
- * given; missing ones come from the state store (so they survive a Durable Object restart) or are
- * generated (asynchronously, never before the server listens) and saved there.
+ * given; missing ones come from the state store (so they survive a restart, and every instance on
+ * one database signs with the same keys) or are generated (asynchronously, never before the
+ * server listens) and saved there.
  */
 import type { JWK, JWTPayload } from "jose";
 import { loadJose } from "../../../lib/oauth/jose.ts";
@@ -31,8 +32,8 @@ export interface KeySources {
   configured?: unknown;
   /** Private JWKs persisted earlier, by kid. */
   stored: Partial<Record<Kid, JWK>>;
-  /** Persists a generated private JWK. */
-  save(kid: Kid, jwk: JWK): void;
+  /** Persists a generated private JWK; returns the key to use (another instance's, if it stored one first). */
+  save(kid: Kid, jwk: JWK): Promise<JWK>;
 }
 
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
@@ -71,7 +72,7 @@ async function importKey(kid: Kid, jwk: JWK): Promise<SigningKey> {
   }
 }
 
-async function generateKey(kid: Kid): Promise<JWK> {
+export async function generateSigningKey(kid: Kid): Promise<JWK> {
   const { generateKeyPair, exportJWK } = await loadJose();
   const { privateKey } = await generateKeyPair("RS256", { extractable: true, modulusLength: 2048 });
   return { ...(await exportJWK(privateKey)), kid, alg: "RS256", use: "sig" };
@@ -83,10 +84,7 @@ export async function loadKeyRing(sources: KeySources): Promise<KeyRing> {
   const keys = await Promise.all(
     KIDS.map(async (kid) => {
       let jwk = configured[kid] ?? sources.stored[kid];
-      if (!jwk) {
-        jwk = await generateKey(kid);
-        sources.save(kid, jwk);
-      }
+      if (!jwk) jwk = await sources.save(kid, await generateSigningKey(kid));
       return importKey(kid, jwk);
     }),
   );

@@ -5,10 +5,11 @@
  */
 import type { JWK } from "jose";
 import type { Logger } from "../../../lib/log.ts";
-import type { IdpStateStore, StateKind } from "../state/store.ts";
+import type { IdpStateStore, RecordOptions, StateKind } from "../state/store.ts";
 import { buildClients, type Client, type ClientConfig } from "./clients.ts";
 import type { User } from "./claims.ts";
-import { KIDS, loadKeyRing, parseConfiguredKeys, type KeyRing, type Kid } from "./keys.ts";
+import { SigningKeysError } from "./errors.ts";
+import { generateSigningKey, loadKeyRing, parseConfiguredKeys, type KeyRing, type Kid } from "./keys.ts";
 import { opaqueSecret, pooledCryptoRandom, type RandomBytes } from "./random.ts";
 import { JWKS_MODES, type JwksMode } from "./records.ts";
 import { BUILTIN_SCENARIOS, ScenarioRegistry, fromSeeded } from "./scenarios.ts";
@@ -59,6 +60,18 @@ export const MAX_LIVE: Partial<Record<StateKind, number>> = {
   replay: 20_000,
 };
 
+/** What other instances may change (through /debug) and each instance reads again per request. */
+interface SharedSettings {
+  clockOffsetMs: number;
+  jwksMode: JwksMode;
+  /** Changes whenever a scenario is added or the scenarios are reset. */
+  scenariosVersion: string;
+  /** Changes whenever the stored keys are rotated. */
+  keysVersion: string;
+}
+
+const SETTING = { clockOffset: "clock_offset_ms", jwksMode: "jwks_mode", scenarios: "scenarios_version", keys: "keys_version" } as const;
+
 export class Provider {
   readonly clients: Map<string, Client>;
   readonly random: RandomBytes;
@@ -66,11 +79,17 @@ export class Provider {
   /** The issuer's path ("" or "/realms/dev"): every endpoint is also served under it. */
   readonly issuerPath: string;
   private readonly seeded: SeededUser[];
+  private readonly configuredKeys: Partial<Record<Kid, JWK>>;
   private registry: ScenarioRegistry;
+  private settings: SharedSettings = { clockOffsetMs: 0, jwksMode: "normal", scenariosVersion: "", keysVersion: "" };
+  /** The first read of the stored settings (an unshared store is read only then). */
+  private loaded?: Promise<void>;
+  private scenariosRead = false;
   private keyRing?: Promise<KeyRing>;
   /** The key ring once loaded, for answers that must not wait a tick (the /jwks fast path). */
   private loadedKeyRing?: KeyRing;
   private writes = 0;
+  private upkeeping?: Promise<void>;
   private lastLimitWarning = -Infinity;
   private readonly interned = new Map<string, string>();
 
@@ -79,13 +98,51 @@ export class Provider {
     this.logger = options.logger;
     this.clients = buildClients(options);
     this.seeded = parseSeededUsers(options.users);
-    parseConfiguredKeys(options.signingKeys); // fail at start-up, not at the first login
+    this.configuredKeys = parseConfiguredKeys(options.signingKeys); // fail at start-up, not at the first login
     this.issuerPath = issuerPathOf(options.issuer);
-    this.registry = this.buildRegistry();
+    this.registry = this.buildRegistry([]);
   }
 
   get state(): IdpStateStore {
     return this.options.state;
+  }
+
+  // -- settings shared between instances -----------------------------------------------------
+
+  /**
+   * Brings the settings up to date before a request is served: once for a store of its own,
+   * on every request for a shared one (another instance may have moved the clock, switched the
+   * key endpoint mode, added a scenario or rotated the keys a moment ago). One small query.
+   */
+  sync(): Promise<void> {
+    if (!this.state.shared && this.loaded) return this.loaded;
+    const read = this.readSettings();
+    this.loaded ??= read;
+    return read;
+  }
+
+  private async readSettings(): Promise<void> {
+    const stored = new Map(await this.state.entries<unknown>("setting"));
+    const jwksMode = stored.get(SETTING.jwksMode) as JwksMode;
+    const clockOffset = stored.get(SETTING.clockOffset);
+    const next: SharedSettings = {
+      clockOffsetMs: typeof clockOffset === "number" ? clockOffset : 0,
+      jwksMode: JWKS_MODES.includes(jwksMode) ? jwksMode : "normal",
+      scenariosVersion: String(stored.get(SETTING.scenarios) ?? ""),
+      keysVersion: String(stored.get(SETTING.keys) ?? ""),
+    };
+    const scenariosChanged = !this.scenariosRead || next.scenariosVersion !== this.settings.scenariosVersion;
+    const keysChanged = next.keysVersion !== this.settings.keysVersion;
+    this.settings = next;
+    if (scenariosChanged) {
+      this.scenariosRead = true;
+      this.registry = this.buildRegistry(await this.state.entries<SeededUser>("scenario"));
+    }
+    if (keysChanged && this.keyRing) await this.reloadKeys();
+  }
+
+  private newVersion(): string {
+    return opaqueSecret(this.random, 12);
   }
 
   // -- issuer ----------------------------------------------------------------------------------
@@ -99,15 +156,27 @@ export class Provider {
   // -- clock -----------------------------------------------------------------------------------
 
   clockOffsetMs(): number {
-    return this.state.get<number>("setting", "clock_offset_ms") ?? 0;
+    return this.settings.clockOffsetMs;
   }
 
   now(): number {
-    return this.options.now() + this.clockOffsetMs();
+    return this.options.now() + this.settings.clockOffsetMs;
   }
 
-  advanceClock(seconds: number): void {
-    this.state.set("setting", "clock_offset_ms", this.clockOffsetMs() + seconds * 1000);
+  /** Moves the provider clock forward; concurrent moves at several instances all count. */
+  async advanceClock(seconds: number): Promise<void> {
+    for (;;) {
+      const stored = await this.state.get<number>("setting", SETTING.clockOffset);
+      const next = (stored ?? 0) + seconds * 1000;
+      const done =
+        stored === undefined
+          ? await this.state.add("setting", SETTING.clockOffset, next, Infinity)
+          : await this.state.swap("setting", SETTING.clockOffset, stored, next);
+      if (done) {
+        this.settings = { ...this.settings, clockOffsetMs: next };
+        return;
+      }
+    }
   }
 
   // -- state helpers ---------------------------------------------------------------------------
@@ -133,17 +202,39 @@ export class Provider {
     return value;
   }
 
-  /** Every write goes through here so expired records are pruned, amortised over writes. */
-  put<T>(kind: Parameters<IdpStateStore["set"]>[0], key: string, value: T, pruneAt?: number): void {
-    this.state.set(kind, key, value, pruneAt);
-    if (++this.writes % PRUNE_EVERY === 0) {
-      this.state.prune(this.now());
-      for (const [k, max] of Object.entries(MAX_LIVE)) {
-        const dropped = this.state.trimOldest(k as StateKind, max);
-        if (dropped > 0 && Date.now() - this.lastLimitWarning > 60_000) {
-          this.lastLimitWarning = Date.now();
-          this.logger.warn("state limit reached: oldest records dropped", { kind: k, dropped, max });
-        }
+  /** Every write of a new record goes through here (or `add`) so expired records are pruned, amortised over writes. */
+  async put<T>(kind: StateKind, key: string, value: T, options?: RecordOptions): Promise<void> {
+    await this.state.set(kind, key, value, options);
+    this.counted();
+  }
+
+  /** Inserts unless a live record has the key (single use across instances): true when inserted. */
+  async add<T>(kind: StateKind, key: string, value: T, options?: RecordOptions): Promise<boolean> {
+    const added = await this.state.add(kind, key, value, this.now(), options);
+    if (added) this.counted();
+    return added;
+  }
+
+  private counted(): void {
+    if (++this.writes % PRUNE_EVERY !== 0 || this.upkeeping) return;
+    // Not awaited: no response waits for the upkeep.
+    this.upkeeping = this.upkeep()
+      .catch((err) => this.logger.warn("state pruning failed", { error: (err as Error).message }))
+      .finally(() => (this.upkeeping = undefined));
+  }
+
+  /** Resolves once a pruning run in progress (if any) is over. */
+  async upkeepDone(): Promise<void> {
+    await this.upkeeping;
+  }
+
+  private async upkeep(): Promise<void> {
+    await this.state.prune(this.now());
+    for (const [k, max] of Object.entries(MAX_LIVE)) {
+      const dropped = await this.state.trimOldest(k as StateKind, max);
+      if (dropped > 0 && Date.now() - this.lastLimitWarning > 60_000) {
+        this.lastLimitWarning = Date.now();
+        this.logger.warn("state limit reached: oldest records dropped", { kind: k, dropped, max });
       }
     }
   }
@@ -151,20 +242,20 @@ export class Provider {
   // -- key endpoint mode -----------------------------------------------------------------------
 
   jwksMode(): JwksMode {
-    const mode = this.state.get<string>("setting", "jwks_mode");
-    return JWKS_MODES.includes(mode as JwksMode) ? (mode as JwksMode) : "normal";
+    return this.settings.jwksMode;
   }
 
-  setJwksMode(mode: JwksMode): void {
-    this.state.set("setting", "jwks_mode", mode);
+  async setJwksMode(mode: JwksMode): Promise<void> {
+    await this.state.set("setting", SETTING.jwksMode, mode);
+    this.settings = { ...this.settings, jwksMode: mode };
   }
 
   // -- users and scenarios ---------------------------------------------------------------------
 
-  private buildRegistry(): ScenarioRegistry {
+  private buildRegistry(runtime: [string, SeededUser][]): ScenarioRegistry {
     const registry = new ScenarioRegistry(BUILTIN_SCENARIOS);
     for (const user of this.seeded) registry.register(fromSeeded(user, "seeded"));
-    for (const [, user] of this.state.entries<SeededUser>("scenario")) registry.register(fromSeeded(user, "runtime"));
+    for (const [, user] of runtime) registry.register(fromSeeded(user, "runtime"));
     return registry;
   }
 
@@ -172,9 +263,16 @@ export class Provider {
     return this.registry;
   }
 
-  addScenario(user: SeededUser): void {
-    this.state.set("scenario", user.login, user);
-    this.registry = this.buildRegistry();
+  async addScenario(user: SeededUser): Promise<void> {
+    await this.state.set("scenario", user.login, user);
+    await this.scenariosChanged();
+  }
+
+  private async scenariosChanged(): Promise<void> {
+    const version = this.newVersion();
+    await this.state.set("setting", SETTING.scenarios, version);
+    this.settings = { ...this.settings, scenariosVersion: version };
+    this.registry = this.buildRegistry(await this.state.entries<SeededUser>("scenario"));
   }
 
   /** The user behind a typed login: its scenario if there is one, else the synthetic user. */
@@ -190,20 +288,29 @@ export class Provider {
 
   // -- reset -----------------------------------------------------------------------------------
 
-  reset(kinds: Parameters<IdpStateStore["clear"]>[0]): void {
-    this.state.clear(kinds);
-    this.registry = this.buildRegistry();
+  /** Clears these kinds (settings among them: the clock and the key endpoint mode go back to their defaults). */
+  async reset(kinds: readonly StateKind[]): Promise<void> {
+    await this.state.clear(kinds);
+    this.settings = { ...this.settings, clockOffsetMs: 0, jwksMode: "normal" };
+    await this.scenariosChanged();
   }
 
   // -- signing keys ----------------------------------------------------------------------------
 
-  /** The key ring, loaded (or generated) once, in the background, on first use. */
+  /**
+   * The key ring, loaded once, in the background, on first use: configured keys, else the ones
+   * in the state store, else generated and stored. Of instances that generate a key at the same
+   * time, the first to store it wins and the others take its key.
+   */
   keys(): Promise<KeyRing> {
-    this.keyRing ??= loadKeyRing({
-      configured: this.options.signingKeys,
-      stored: Object.fromEntries(KIDS.map((kid) => [kid, this.state.get<JWK>("key", kid)]).filter(([, v]) => v)) as Partial<Record<Kid, JWK>>,
-      save: (kid, jwk) => this.state.set("key", kid, jwk),
-    }).then((ring) => (this.loadedKeyRing = ring));
+    this.keyRing ??= (async () => {
+      const stored = Object.fromEntries(await this.state.entries<JWK>("key")) as Partial<Record<Kid, JWK>>;
+      return loadKeyRing({
+        configured: this.options.signingKeys,
+        stored,
+        save: async (kid, jwk) => ((await this.state.add("key", kid, jwk, this.now())) ? jwk : ((await this.state.get<JWK>("key", kid)) ?? jwk)),
+      });
+    })().then((ring) => (this.loadedKeyRing = ring));
     return this.keyRing;
   }
 
@@ -212,12 +319,45 @@ export class Provider {
     return this.loadedKeyRing;
   }
 
+  private reloadKeys(): Promise<KeyRing> {
+    this.keyRing = undefined;
+    this.loadedKeyRing = undefined;
+    return this.keys();
+  }
+
+  /** True when any signing key comes from configuration (then keys are not rotated here). */
+  hasConfiguredKeys(): boolean {
+    return Object.keys(this.configuredKeys).length > 0;
+  }
+
+  /**
+   * Rotates the generated keys: a new `dev-key-1` signs from now on, and the one it replaces
+   * becomes `rotated-key-2` (still published, so the `key-rotated` scenario signs with the
+   * previous active key). Every instance on the same store picks the new ring up on its next
+   * request.
+   */
+  async rotateKeys(): Promise<KeyRing> {
+    if (this.hasConfiguredKeys()) throw new SigningKeysError("signing keys are configured; rotate them in the configuration");
+    await this.keys();
+    const previous = await this.state.get<JWK>("key", "dev-key-1");
+    const next = await generateSigningKey("dev-key-1");
+    if (previous) await this.state.set("key", "rotated-key-2", { ...previous, kid: "rotated-key-2" });
+    await this.state.set("key", "dev-key-1", next);
+    const version = this.newVersion();
+    await this.state.set("setting", SETTING.keys, version);
+    this.settings = { ...this.settings, keysVersion: version };
+    return this.reloadKeys();
+  }
+
   /** Starts loading keys now without waiting (so the first flow does not pay for key generation). */
   warmUp(): void {
-    this.keys().catch((err) => {
-      this.logger.error("signing keys unavailable", { error: (err as Error).message });
-      this.keyRing = undefined;
-    });
+    this.sync()
+      .then(() => this.keys())
+      .catch((err) => {
+        this.logger.error("signing keys unavailable", { error: (err as Error).message });
+        this.keyRing = undefined;
+        this.loadedKeyRing = undefined;
+      });
   }
 }
 

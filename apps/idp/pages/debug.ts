@@ -57,6 +57,7 @@ act("#user-form", async (f) => {
   const r = await call("POST", "scenarios", user);
   return "user " + r.login + " added: it signs in from the login page";
 });
+act("#keys-form", async () => { const r = await call("POST", "keys/rotate"); return "keys rotated: dev-key-1 is new (" + r.jwks.keys[0].n.slice(0, 12) + "…), the previous one is rotated-key-2"; });
 act("#reset-form", async () => { await call("POST", "reset"); return "reset: sessions, codes, tokens, grants and run-time users are gone"; });
 refresh(); setInterval(refresh, 2000);
 `;
@@ -82,6 +83,7 @@ export function debugPage(input: DebugPageInput): Html {
 <input name="login" placeholder="login" required aria-label="login"><input name="name" placeholder="name" aria-label="name"><input name="email" placeholder="email" aria-label="email">
 <input name="roles" placeholder="roles, comma-separated" aria-label="roles"><input name="tenant" placeholder="tenant" aria-label="tenant"><input name="password" type="password" placeholder="password (optional)" aria-label="password">
 <button id="add-user">Add</button></form>
+<form id="keys-form" class="row"><label>Signing keys</label><button id="rotate-keys">Rotate</button> <span class="muted">(a new dev-key-1; tokens signed before no longer verify)</span></form>
 <form id="reset-form" class="row"><button id="reset">Reset state</button> <span class="muted">(keeps the signing keys and configured users)</span></form>
 <h2>Clients</h2>
 <table id="clients"><tr><th>client_id</th><th>type</th><th>PKCE</th><th>redirect URIs</th></tr>

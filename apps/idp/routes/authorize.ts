@@ -100,8 +100,8 @@ function validateRest(params: Params, base: { client: Client; redirect_uri: stri
   return req;
 }
 
-/** Issues a code for the request and the authenticated user. */
-function issueCode(p: Provider, req: AuthorizeRequest, user: { login: string; sub: string }, authTime: number): string {
+/** Issues a code for the request and the authenticated user (stored once the promise resolves). */
+function issueCode(p: Provider, req: AuthorizeRequest, user: { login: string; sub: string }, authTime: number): { code: string; stored: Promise<void> } {
   const now = p.now();
   const code = p.secret();
   const record: CodeRecord = {
@@ -120,8 +120,7 @@ function issueCode(p: Provider, req: AuthorizeRequest, user: { login: string; su
     record.code_challenge_method = req.code_challenge_method!;
   }
   if (req.dpop_jkt !== undefined) record.dpop_jkt = req.dpop_jkt;
-  p.put("code", code, record, record.expires_at);
-  return code;
+  return { code, stored: p.put("code", code, record, { pruneAt: record.expires_at }) };
 }
 
 function codeRedirect(c: Context, p: Provider, req: AuthorizeRequest, code: string): Response {
@@ -173,10 +172,12 @@ async function handle(c: Context, p: Provider, params: Params, form: Params | un
     );
 
   if (!form) {
-    const current = currentSession(c, p);
+    const current = await currentSession(c, p);
     if (!needsLogin(req, current?.session, p.now())) {
       const { session } = current!;
-      return codeRedirect(c, p, req, issueCode(p, req, session, session.auth_time));
+      const { code, stored } = issueCode(p, req, session, session.auth_time);
+      await stored;
+      return codeRedirect(c, p, req, code);
     }
     if (req.prompt.has("none")) {
       return errorRedirect(c, p, req.redirect_uri, req.state, new AuthorizeRedirectError("login_required", "no IdP session satisfies the request"));
@@ -198,13 +199,18 @@ async function handle(c: Context, p: Provider, params: Params, form: Params | un
   }
   const now = p.now();
   // A new login replaces this browser's previous session.
-  const previous = currentSession(c, p);
-  if (previous) p.state.delete("session", previous.id);
+  const previous = await currentSession(c, p);
   const sessionId = p.secret();
   const session: SessionRecord = { login: user.login, sub: user.sub, auth_time: now, expires_at: now + LIFETIME_MS.session };
-  p.put("session", sessionId, session, session.expires_at);
+  const { code, stored } = issueCode(p, req, user, now);
+  // One commit for the three writes: they are queued in the same turn.
+  await Promise.all([
+    previous ? p.state.delete("session", previous.id) : undefined,
+    p.put("session", sessionId, session, { pruneAt: session.expires_at, group: user.sub }),
+    stored,
+  ]);
   setCookie(c, SESSION_COOKIE, sessionId, { httpOnly: true, sameSite: "Lax", path: "/", maxAge: LIFETIME_MS.session / 1000 });
-  return codeRedirect(c, p, req, issueCode(p, req, user, now));
+  return codeRedirect(c, p, req, code);
 }
 
 export function registerAuthorize(app: Hono, p: Provider): void {

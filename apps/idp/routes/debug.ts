@@ -1,7 +1,7 @@
 /**
  * The loopback-only debug interface: counts, listings (secrets as 8-character prefixes), the key
- * endpoint mode, a clock offset for tests, run-time scenarios and reset; and `/debug/ui`, a page
- * that shows and drives all of it.
+ * endpoint mode, key rotation, a clock offset for tests, run-time scenarios and reset; and
+ * `/debug/ui`, a page that shows and drives all of it.
  */
 import type { Context, Hono } from "hono";
 import { clientAddress, isLoopbackAddress } from "../../../lib/http/client-address.ts";
@@ -18,7 +18,7 @@ import {
 } from "../domain/records.ts";
 import { parseSeededUser, type SeededUser } from "../domain/users.ts";
 import { debugPage } from "../pages/debug.ts";
-import { RESETTABLE_KINDS } from "../state/store.ts";
+import { RESETTABLE_KINDS, type StateKind } from "../state/store.ts";
 import { NO_STORE, rfc3339 } from "./http.ts";
 
 const badRequest = (c: Context, description?: string) =>
@@ -32,20 +32,21 @@ async function jsonBody(c: Context): Promise<{ ok: true; value: unknown } | { ok
   }
 }
 
-const live = <T extends { expires_at: number }>(p: Provider, kind: Parameters<Provider["state"]["entries"]>[0]) => {
+const live = async <T extends { expires_at: number }>(p: Provider, kind: StateKind) => {
   const now = p.now();
-  p.state.prune(now);
-  return p.state.entries<T>(kind).filter(([, r]) => r.expires_at > now);
+  await p.state.prune(now);
+  return (await p.state.entries<T>(kind)).filter(([, r]) => r.expires_at > now);
 };
 
-function counts(p: Provider) {
+async function counts(p: Provider) {
+  const count = async (kind: StateKind) => (await live(p, kind)).length;
   return {
-    sessions: live<SessionRecord>(p, "session").length,
-    codes: live<CodeRecord>(p, "code").length,
-    tokens: live<AccessTokenRecord>(p, "access_token").length,
-    refresh_tokens: live<{ expires_at: number }>(p, "refresh_token").length,
-    device_grants: live<DeviceGrantRecord>(p, "device_grant").length,
-    replay_entries: live<{ expires_at: number }>(p, "replay").length,
+    sessions: await count("session"),
+    codes: await count("code"),
+    tokens: await count("access_token"),
+    refresh_tokens: await count("refresh_token"),
+    device_grants: await count("device_grant"),
+    replay_entries: await count("replay"),
   };
 }
 
@@ -64,11 +65,11 @@ export function registerDebug(app: Hono, p: Provider): void {
   app.use("/debug", guard);
   app.use("/debug/*", guard);
 
-  app.get("/debug", (c) => c.json({ counts: counts(p), jwks_mode: p.jwksMode() }));
+  app.get("/debug", async (c) => c.json({ counts: await counts(p), jwks_mode: p.jwksMode() }));
 
-  app.get("/debug/sessions", (c) =>
+  app.get("/debug/sessions", async (c) =>
     c.json(
-      live<SessionRecord>(p, "session").map(([id, s]) => ({
+      (await live<SessionRecord>(p, "session")).map(([id, s]) => ({
         id_prefix: secretPrefix(id),
         login: s.login,
         sub: s.sub,
@@ -78,9 +79,9 @@ export function registerDebug(app: Hono, p: Provider): void {
     ),
   );
 
-  app.get("/debug/codes", (c) =>
+  app.get("/debug/codes", async (c) =>
     c.json(
-      live<CodeRecord>(p, "code").map(([code, r]) => ({
+      (await live<CodeRecord>(p, "code")).map(([code, r]) => ({
         code_prefix: secretPrefix(code),
         client_id: r.client_id,
         sub: r.sub,
@@ -89,9 +90,9 @@ export function registerDebug(app: Hono, p: Provider): void {
     ),
   );
 
-  app.get("/debug/tokens", (c) =>
+  app.get("/debug/tokens", async (c) =>
     c.json(
-      live<AccessTokenRecord>(p, "access_token").map(([token, r]) => {
+      (await live<AccessTokenRecord>(p, "access_token")).map(([token, r]) => {
         const row: Record<string, unknown> = {
           token_prefix: secretPrefix(token),
           client_id: r.client_id,
@@ -106,9 +107,9 @@ export function registerDebug(app: Hono, p: Provider): void {
     ),
   );
 
-  app.get("/debug/device-grants", (c) =>
+  app.get("/debug/device-grants", async (c) =>
     c.json(
-      live<DeviceGrantRecord>(p, "device_grant").map(([code, g]) => ({
+      (await live<DeviceGrantRecord>(p, "device_grant")).map(([code, g]) => ({
         device_code_prefix: secretPrefix(code),
         user_code: g.user_code,
         client_id: g.client_id,
@@ -125,13 +126,22 @@ export function registerDebug(app: Hono, p: Provider): void {
     const body = await jsonBody(c);
     const mode = body.ok ? (body.value as { mode?: unknown } | null)?.mode : undefined;
     if (typeof mode !== "string" || !JWKS_MODES.includes(mode as JwksMode)) return badRequest(c);
-    p.setJwksMode(mode as JwksMode);
+    await p.setJwksMode(mode as JwksMode);
     return c.json({ mode });
   });
 
-  app.post("/debug/reset", (c) => {
-    p.reset(RESETTABLE_KINDS);
+  app.post("/debug/reset", async (c) => {
+    await p.reset(RESETTABLE_KINDS);
     return c.json({ reset: true });
+  });
+
+  // New generated keys (see Provider.rotateKeys); every instance on the same state sees them.
+  app.post("/debug/keys/rotate", async (c) => {
+    if (p.hasConfiguredKeys()) {
+      return c.json({ error: "invalid_request", error_description: "signing keys are configured (IDP_SIGNING_KEYS or --signing-keys-file): rotate them there" }, 409);
+    }
+    const ring = await p.rotateKeys();
+    return c.json({ rotated: true, jwks: JSON.parse(ring.jwksBody) });
   });
 
   app.post("/debug/clock", async (c) => {
@@ -140,7 +150,7 @@ export function registerDebug(app: Hono, p: Provider): void {
     if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > 10 * 365 * 86400) {
       return badRequest(c, "advance_seconds must be a non-negative number of seconds");
     }
-    p.advanceClock(value);
+    await p.advanceClock(value);
     return c.json({ now: rfc3339(p.now()), offset_seconds: p.clockOffsetMs() / 1000 });
   });
 
@@ -149,7 +159,7 @@ export function registerDebug(app: Hono, p: Provider): void {
     if (!body.ok) return badRequest(c, "body must be JSON");
     try {
       const user = parseSeededUser(body.value);
-      p.addScenario(user);
+      await p.addScenario(user);
       return c.json(describeScenario(user), 201, NO_STORE);
     } catch (err) {
       if (err instanceof UsersDocumentError) return badRequest(c, err.message);

@@ -14,8 +14,8 @@ export async function checkProof(c: Context, p: Provider, advertisedUrl: string,
   const now = p.now();
   const proof = await verifyDpopProof(headers.trim(), { method: c.req.method, urls: [advertisedUrl, c.req.url], now, accessToken });
   const key = `${proof.jkt}:${proof.jti}`;
-  if (p.state.get("replay", key) !== undefined) throw new DpopError("DPoP proof jti was already used");
   const expiresAt = now + 2 * DPOP_IAT_WINDOW_S * 1000;
-  p.put("replay", key, { expires_at: expiresAt }, expiresAt);
+  // Recorded before use: of two requests with one proof (here or at another instance), one records it.
+  if (!(await p.add("replay", key, { expires_at: expiresAt }, { pruneAt: expiresAt }))) throw new DpopError("DPoP proof jti was already used");
   return proof;
 }

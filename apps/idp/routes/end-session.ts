@@ -48,11 +48,10 @@ async function endSession(c: Context, p: Provider, params: Params): Promise<Resp
   else if (v.get("client_id") !== undefined && !p.clients.has(v.get("client_id")!)) {
     throw new PageError(400, "Invalid logout request", `client "${v.get("client_id")}" is not registered`);
   }
-  const own = currentSession(c, p);
-  if (own) p.state.delete("session", own.id);
-  if (sub !== undefined) {
-    for (const [id, session] of p.state.entries<SessionRecord>("session")) if (session.sub === sub) p.state.delete("session", id);
-  }
+  const own = await currentSession(c, p);
+  if (own) await p.state.delete("session", own.id);
+  // Sessions are grouped by subject.
+  if (sub !== undefined) await p.state.deleteGroup(["session"], sub);
   if (target !== undefined) return redirectWith(c, target, { state: v.get("state") });
   return c.html(messagePage("Logged out", "You are logged out of the identity provider.", "logged-out"), 200, { "Cache-Control": "no-store" });
 }

@@ -54,10 +54,10 @@ export function redirectWith(c: Context, target: string, params: Record<string, 
 }
 
 /** The live IdP session named by the request's cookie, if any. */
-export function currentSession(c: Context, p: Provider): { id: string; session: SessionRecord } | undefined {
+export async function currentSession(c: Context, p: Provider): Promise<{ id: string; session: SessionRecord } | undefined> {
   const id = getCookie(c, SESSION_COOKIE);
   if (!id) return undefined;
-  const session = p.state.get<SessionRecord>("session", id);
+  const session = await p.state.get<SessionRecord>("session", id);
   if (!session || session.expires_at <= p.now()) return undefined;
   return { id, session };
 }

@@ -12,11 +12,11 @@ type Found =
   | { kind: "refresh_token"; record: RefreshTokenRecord };
 
 /** A live token of the calling client; other clients' tokens are not theirs to inspect. */
-function find(p: Provider, token: string, clientId: string): Found | undefined {
+async function find(p: Provider, token: string, clientId: string): Promise<Found | undefined> {
   const now = p.now();
-  const access = p.state.get<AccessTokenRecord>("access_token", token);
+  const access = await p.state.get<AccessTokenRecord>("access_token", token);
   if (access && access.expires_at > now && access.client_id === clientId) return { kind: "access_token", record: access };
-  const refresh = p.state.get<RefreshTokenRecord>("refresh_token", token);
+  const refresh = await p.state.get<RefreshTokenRecord>("refresh_token", token);
   if (refresh && refresh.expires_at > now && refresh.client_id === clientId) return { kind: "refresh_token", record: refresh };
   return undefined;
 }
@@ -27,7 +27,7 @@ export function registerIntrospection(app: Hono, p: Provider): void {
     const client = authenticate(c, p, form);
     const token = form.values.get("token");
     if (token === undefined) throw new OAuthError("invalid_request", "token is required");
-    const found = find(p, token, client.client_id);
+    const found = await find(p, token, client.client_id);
     if (!found) return c.json({ active: false }, 200, NO_STORE);
     const r = found.record;
     const body: Record<string, unknown> = {
@@ -50,10 +50,10 @@ export function registerIntrospection(app: Hono, p: Provider): void {
     const client = authenticate(c, p, form);
     const token = form.values.get("token");
     if (token === undefined) throw new OAuthError("invalid_request", "token is required");
-    const found = find(p, token, client.client_id);
-    if (found?.kind === "access_token") p.state.delete("access_token", token);
+    const found = await find(p, token, client.client_id);
+    if (found?.kind === "access_token") await p.state.delete("access_token", token);
     // Revoking a refresh token also ends the access tokens of its grant (RFC 7009 §2.1).
-    if (found?.kind === "refresh_token") revokeGrant(p, found.record.grant_id);
+    if (found?.kind === "refresh_token") await revokeGrant(p, found.record.grant_id);
     return c.body(null, 200, NO_STORE);
   });
 }

@@ -55,14 +55,13 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
   const { p, client, form } = g;
   const code = required(g.form, "code");
   const now = p.now();
-  const used = p.state.get<UsedCodeRecord>("used_code", code);
+  const used = await p.state.take<UsedCodeRecord>("used_code", code);
   if (used !== undefined) {
     // A replayed code: revoke everything it issued (RFC 6749 §4.1.2).
-    p.state.delete("used_code", code);
-    revokeGrant(p, used);
+    await revokeGrant(p, used);
     throw invalidGrant("authorization code was already used; the tokens it issued are revoked");
   }
-  const record = p.state.get<CodeRecord>("code", code);
+  const record = await p.state.get<CodeRecord>("code", code);
   if (!record || record.expires_at <= now) throw invalidGrant("authorization code is unknown or expired");
   if (record.client_id !== client.client_id) throw invalidGrant("authorization code was issued to another client");
   if (form.get("redirect_uri") !== record.redirect_uri) throw invalidGrant("redirect_uri does not match the authorization request");
@@ -78,11 +77,10 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
   }
   const user = await userFor(p, record.login, record.sub);
   await applyTokenScenario(p, user);
-  // Spend the code (checked again: a slow scenario may have let a concurrent request in).
-  if (!p.state.get("code", code)) throw invalidGrant("authorization code is unknown or expired");
-  p.state.delete("code", code);
-  p.put("used_code", code, record.grant_id satisfies UsedCodeRecord, record.expires_at);
+  // Spend the code: of concurrent redemptions (here or at another instance) one takes it.
+  if (!(await p.state.take("code", code))) throw invalidGrant("authorization code is unknown or expired");
   return issueTokens(p, {
+    spent: p.put("used_code", code, record.grant_id satisfies UsedCodeRecord, { pruneAt: record.expires_at }),
     issuer: g.issuer,
     client,
     user,
@@ -98,7 +96,7 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
 async function refreshToken(g: GrantContext): Promise<TokenResponse> {
   const { p, client, form } = g;
   const token = required(form, "refresh_token");
-  const record = p.state.get<RefreshTokenRecord>("refresh_token", token);
+  const record = await p.state.get<RefreshTokenRecord>("refresh_token", token);
   if (!record || record.expires_at <= p.now()) throw invalidGrant("refresh token is unknown, expired or already used");
   if (record.client_id !== client.client_id) throw invalidGrant("refresh token was issued to another client");
   if (record.jkt !== undefined) {
@@ -116,8 +114,8 @@ async function refreshToken(g: GrantContext): Promise<TokenResponse> {
   }
   const user = await userFor(p, record.login, record.sub);
   await applyTokenScenario(p, user);
-  if (!p.state.get("refresh_token", token)) throw invalidGrant("refresh token is unknown, expired or already used");
-  p.state.delete("refresh_token", token);
+  // Rotation: of concurrent uses (here or at another instance) one takes the token.
+  if (!(await p.state.take("refresh_token", token))) throw invalidGrant("refresh token is unknown, expired or already used");
   // A bound refresh token stays bound; a public client's becomes bound by its first proof.
   const refreshJkt = record.jkt ?? (client.secret === undefined ? g.proof?.jkt : undefined);
   return issueTokens(p, {
@@ -135,7 +133,7 @@ async function refreshToken(g: GrantContext): Promise<TokenResponse> {
 async function deviceCode(g: GrantContext): Promise<TokenResponse> {
   const { p, client, form } = g;
   const code = required(form, "device_code");
-  const grant = p.state.get<DeviceGrantRecord>("device_grant", code);
+  const grant = await p.state.get<DeviceGrantRecord>("device_grant", code);
   if (!grant || grant.client_id !== client.client_id) throw invalidGrant("device code is unknown, already used, or belongs to another client");
   const now = p.now();
   if (grant.expires_at <= now) throw new OAuthError("expired_token", "the device code has expired");
@@ -143,16 +141,17 @@ async function deviceCode(g: GrantContext): Promise<TokenResponse> {
   if (grant.status === "pending") {
     const tooSoon = grant.last_poll !== undefined && now - grant.last_poll < grant.interval * 1000;
     const next: DeviceGrantRecord = { ...grant, last_poll: now, interval: tooSoon ? grant.interval + SLOW_DOWN_STEP_S : grant.interval };
-    p.state.set("device_grant", code, next, grant.expires_at + EXPIRED_GRANT_GRACE_MS);
+    // Only as read: a decision made meanwhile is answered on a fresh read.
+    if (!(await p.state.swap("device_grant", code, grant, next, { pruneAt: grant.expires_at + EXPIRED_GRANT_GRACE_MS }))) return deviceCode(g);
     if (tooSoon) throw new OAuthError("slow_down", `polling too fast: wait at least ${next.interval} seconds between polls`);
     throw new OAuthError("authorization_pending", "the user has not approved the request yet");
   }
   const user = await userFor(p, grant.login!, grant.sub!);
   await applyTokenScenario(p, user);
-  if (!p.state.get("device_grant", code)) throw invalidGrant("device code is unknown or already used");
-  p.state.delete("device_grant", code);
-  p.state.delete("user_code", grant.user_code);
+  // Of concurrent exchanges (here or at another instance) one takes the grant.
+  if (!(await p.state.take("device_grant", code))) throw invalidGrant("device code is unknown or already used");
   return issueTokens(p, {
+    spent: p.state.delete("user_code", grant.user_code),
     issuer: g.issuer,
     client,
     user,

@@ -28,7 +28,7 @@ async function userinfo(c: Context, p: Provider): Promise<Response> {
   if (!m) return unauthorized(c, "both", "invalid_token", "malformed Authorization header");
   const scheme = m[1]!.toLowerCase() === "dpop" ? "DPoP" : "Bearer";
   const token = m[2]!;
-  const record = p.state.get<AccessTokenRecord>("access_token", token);
+  const record = await p.state.get<AccessTokenRecord>("access_token", token);
   if (!record || record.expires_at <= p.now()) return unauthorized(c, scheme, "invalid_token", "the access token is unknown, expired or revoked");
   if (record.jkt !== undefined) {
     if (scheme !== "DPoP") return unauthorized(c, "DPoP", "invalid_token", "the access token is DPoP-bound: use the DPoP scheme with a proof");

@@ -1,67 +1,91 @@
-/** In-memory IdpStateStore (Node, Deno, tests): one insertion-ordered Map per kind. */
-import { STATE_KINDS, type IdpStateStore, type StateKind } from "./store.ts";
+/**
+ * In-memory IdpStateStore (the default for `serve-dev`, and tests): one insertion-ordered Map per
+ * kind. One process, one event loop: each operation is atomic by itself.
+ */
+import { STATE_KINDS, type IdpStateStore, type RecordOptions, type StateKind } from "./store.ts";
 
 interface Entry {
   value: unknown;
   pruneAt: number;
+  group?: string;
 }
 
-/** Hooks a persistent store uses to mirror every change (see durable.ts). */
-export interface StoreMirror {
-  set(kind: StateKind, key: string, value: unknown, pruneAt: number): void;
-  delete(kind: StateKind, key: string): void;
-  clear(kinds: readonly StateKind[]): void;
-  prune(now: number): void;
-}
+const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
 
 export class MemoryStateStore implements IdpStateStore {
+  readonly shared = false;
   private readonly maps = new Map<StateKind, Map<string, Entry>>(STATE_KINDS.map((k) => [k, new Map()]));
   private lastFullSweep = -Infinity;
-
-  constructor(private readonly mirror?: StoreMirror) {}
 
   private map(kind: StateKind): Map<string, Entry> {
     return this.maps.get(kind)!;
   }
 
-  get<T>(kind: StateKind, key: string): T | undefined {
+  private put(kind: StateKind, key: string, value: unknown, options: RecordOptions = {}): void {
+    const entry: Entry = { value, pruneAt: options.pruneAt ?? Infinity };
+    if (options.group !== undefined) entry.group = options.group;
+    this.map(kind).set(key, entry);
+  }
+
+  async get<T>(kind: StateKind, key: string): Promise<T | undefined> {
     return this.map(kind).get(key)?.value as T | undefined;
   }
 
-  set<T>(kind: StateKind, key: string, value: T, pruneAt = Infinity): void {
-    this.map(kind).set(key, { value, pruneAt });
-    this.mirror?.set(kind, key, value, pruneAt);
+  async set<T>(kind: StateKind, key: string, value: T, options?: RecordOptions): Promise<void> {
+    this.put(kind, key, value, options);
   }
 
-  /** Loads a record without mirroring it (used when restoring from persistent storage). */
-  restore(kind: StateKind, key: string, value: unknown, pruneAt: number): void {
-    this.map(kind).set(key, { value, pruneAt });
+  async add<T>(kind: StateKind, key: string, value: T, now: number, options?: RecordOptions): Promise<boolean> {
+    const existing = this.map(kind).get(key);
+    if (existing && existing.pruneAt > now) return false;
+    this.put(kind, key, value, options);
+    return true;
   }
 
-  delete(kind: StateKind, key: string): void {
-    if (this.map(kind).delete(key)) this.mirror?.delete(kind, key);
+  async take<T>(kind: StateKind, key: string): Promise<T | undefined> {
+    const entry = this.map(kind).get(key);
+    if (!entry) return undefined;
+    this.map(kind).delete(key);
+    return entry.value as T;
   }
 
-  entries<T>(kind: StateKind): [string, T][] {
+  async swap<T>(kind: StateKind, key: string, expected: T, next: T, options?: RecordOptions): Promise<boolean> {
+    const entry = this.map(kind).get(key);
+    if (!entry || !same(entry.value, expected)) return false;
+    this.put(kind, key, next, options);
+    return true;
+  }
+
+  async delete(kind: StateKind, key: string): Promise<void> {
+    this.map(kind).delete(key);
+  }
+
+  async deleteGroup(kinds: readonly StateKind[], group: string): Promise<void> {
+    for (const kind of kinds) {
+      const map = this.map(kind);
+      for (const [key, entry] of map) if (entry.group === group) map.delete(key);
+    }
+  }
+
+  async entries<T>(kind: StateKind): Promise<[string, T][]> {
     return [...this.map(kind)].map(([k, e]) => [k, e.value as T]);
   }
 
+  /** Records of a kind (for tests and the debug counts). */
   count(kind: StateKind): number {
     return this.map(kind).size;
   }
 
-  clear(kinds: readonly StateKind[]): void {
+  async clear(kinds: readonly StateKind[]): Promise<void> {
     for (const k of kinds) this.map(k).clear();
-    this.mirror?.clear(kinds);
   }
 
-  trimOldest(kind: StateKind, max: number): number {
+  async trimOldest(kind: StateKind, max: number): Promise<number> {
     const map = this.map(kind);
     let dropped = 0;
     for (const key of map.keys()) {
       if (map.size <= max) break;
       map.delete(key);
-      this.mirror?.delete(kind, key);
       dropped++;
     }
     return dropped;
@@ -73,7 +97,7 @@ export class MemoryStateStore implements IdpStateStore {
    * proportion to what is dropped. A full sweep now and then (a minute of provider time) catches
    * the few records that are out of order.
    */
-  prune(now: number): void {
+  async prune(now: number): Promise<void> {
     const full = now - this.lastFullSweep >= 60_000;
     if (full) this.lastFullSweep = now;
     for (const map of this.maps.values()) {
@@ -82,6 +106,7 @@ export class MemoryStateStore implements IdpStateStore {
         else if (!full) break;
       }
     }
-    this.mirror?.prune(now);
   }
+
+  async close(): Promise<void> {}
 }

@@ -1,8 +1,12 @@
 /**
  * The provider's state behind one small interface: named kinds of JSON-serializable records, each
- * with the provider-clock time after which it may be pruned. Synchronous on purpose: the in-memory
- * store is plain Maps, and the Durable Object store keeps the same Maps as a cache in front of the
- * object's synchronous SQLite storage (write-through).
+ * with the provider-clock time after which it may be pruned, and optionally a group (the grant a
+ * token belongs to, the subject of a session) whose records can be deleted together.
+ *
+ * Asynchronous, because the SQL store (sql.ts) may sit on a database that several instances share.
+ * Everything that spends something single-use goes through an operation whose answer the store
+ * decides at once for all instances: `take` (of concurrent takes of one key exactly one gets the
+ * record), `add` (insert unless a live record exists) and `swap` (replace only what was read).
  */
 export const STATE_KINDS = [
   "session",
@@ -23,17 +27,36 @@ export type StateKind = (typeof STATE_KINDS)[number];
 /** Kinds that `/debug/reset` clears (everything but the signing keys). */
 export const RESETTABLE_KINDS: readonly StateKind[] = STATE_KINDS.filter((k) => k !== "key");
 
+export interface RecordOptions {
+  /** Provider-clock ms after which the record may be dropped (omitted: kept). */
+  pruneAt?: number;
+  /** Records of one group go together in `deleteGroup`. */
+  group?: string;
+}
+
 export interface IdpStateStore {
-  get<T>(kind: StateKind, key: string): T | undefined;
-  /** `pruneAt`: provider-clock ms after which the record may be dropped (omitted: kept). */
-  set<T>(kind: StateKind, key: string, value: T, pruneAt?: number): void;
-  delete(kind: StateKind, key: string): void;
+  /**
+   * True when other instances may share the store (a database): the provider then reads its
+   * settings (clock offset, key endpoint mode, scenarios, keys) again for each request.
+   */
+  readonly shared: boolean;
+  get<T>(kind: StateKind, key: string): Promise<T | undefined>;
+  set<T>(kind: StateKind, key: string, value: T, options?: RecordOptions): Promise<void>;
+  /** Inserts unless a record whose prune time is after `now` exists: true when this call inserted. */
+  add<T>(kind: StateKind, key: string, value: T, now: number, options?: RecordOptions): Promise<boolean>;
+  /** Deletes the record and returns it; of concurrent takes of one key, one gets it. */
+  take<T>(kind: StateKind, key: string): Promise<T | undefined>;
+  /** Replaces the record only while it still equals `expected`: true when replaced. */
+  swap<T>(kind: StateKind, key: string, expected: T, next: T, options?: RecordOptions): Promise<boolean>;
+  delete(kind: StateKind, key: string): Promise<void>;
+  /** Deletes the records of these kinds in one group. */
+  deleteGroup(kinds: readonly StateKind[], group: string): Promise<void>;
   /** Records of a kind, oldest first. */
-  entries<T>(kind: StateKind): [string, T][];
-  count(kind: StateKind): number;
-  clear(kinds: readonly StateKind[]): void;
+  entries<T>(kind: StateKind): Promise<[string, T][]>;
+  clear(kinds: readonly StateKind[]): Promise<void>;
   /** Drops records whose prune time has passed. */
-  prune(now: number): void;
+  prune(now: number): Promise<void>;
   /** Drops the oldest records of a kind beyond `max`; returns how many went. */
-  trimOldest(kind: StateKind, max: number): number;
+  trimOldest(kind: StateKind, max: number): Promise<number>;
+  close(): Promise<void>;
 }

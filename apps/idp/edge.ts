@@ -1,0 +1,84 @@
+/**
+ * The provider for edge hosts: `export default { fetch }`, configured from environment variables
+ * alone, with its state in a libSQL database (Turso), so every isolate that serves a request is
+ * the same provider. Runs unchanged under `deno serve` (Deno Deploy, Netlify edge functions), on
+ * Vercel's edge runtime and as a module Worker without Durable Objects.
+ *
+ *   IDP_STATE             libsql://<db>.turso.io (or https://...) for an edge host;
+ *                         file:./data/idp.db under `deno serve` on one machine; unset: memory
+ *                         (each isolate its own provider: only for a single long-lived process)
+ *   IDP_STATE_AUTH_TOKEN  the database's auth token
+ *   IDP_ISSUER, IDP_CLIENT_ID, IDP_CLIENT_SECRET, IDP_REDIRECT_URIS, IDP_USERS, IDP_SIGNING_KEYS,
+ *   IDP_ACCESS_TOKEN_FORMAT, ... as for serve-dev (env-options.ts); LOG_LEVEL
+ *
+ * The first request of an isolate applies the migrations (once per database) and loads the keys
+ * (generated and stored by the first isolate ever, read by the others); docs/idp.md has the costs.
+ */
+import type { Hono } from "hono";
+import { libsqlStore } from "../../lib/db/libsql.ts";
+import type { SqlStore } from "../../lib/db/store.ts";
+import { createLogger } from "../../lib/log.ts";
+import { loadApp } from "./app.ts";
+import { optionsFromEnv, type Env } from "./env-options.ts";
+import { openStateStore } from "./state/sql.ts";
+import type { IdpStateStore } from "./state/store.ts";
+
+/** Deno's `deno serve` passes connection info; a Worker passes its env (vars) instead. */
+interface ServeInfo {
+  remoteAddr: { hostname: string };
+}
+
+const isServeInfo = (value: unknown): value is ServeInfo => typeof (value as ServeInfo | undefined)?.remoteAddr?.hostname === "string";
+
+/** The variables: a Worker's env, else the process environment of Deno, Vercel or Node. */
+function environment(workerEnv: unknown): Env {
+  if (workerEnv && typeof workerEnv === "object" && !isServeInfo(workerEnv)) {
+    return Object.fromEntries(Object.entries(workerEnv).filter(([, v]) => typeof v === "string")) as Env;
+  }
+  const g = globalThis as { Deno?: { env: { toObject(): Env } }; process?: { env: Env } };
+  return g.Deno?.env.toObject() ?? g.process?.env ?? {};
+}
+
+async function openState(env: Env): Promise<IdpStateStore | undefined> {
+  const url = env.IDP_STATE?.trim();
+  if (!url || url === "memory") return undefined;
+  const authToken = env.IDP_STATE_AUTH_TOKEN?.trim() || undefined;
+  let open: () => Promise<SqlStore>;
+  if (/^(libsql|https?|wss?):\/\//.test(url)) {
+    // The HTTP client: no native code, runs on every edge runtime.
+    const { createClient } = await import("@libsql/client/web");
+    open = async () => libsqlStore(createClient({ url, authToken }));
+  } else {
+    // An embedded file (`deno serve` on one machine): the native libsql package. Imported by a
+    // computed name so that a bundler for an edge host leaves it out.
+    const embedded = "../../lib/db/open.ts";
+    const { openSqlStore } = (await import(/* @vite-ignore */ embedded)) as typeof import("../../lib/db/open.ts");
+    open = () => openSqlStore(undefined, url, authToken);
+  }
+  return openStateStore(open, { shared: true });
+}
+
+let built: Promise<Hono> | undefined;
+
+async function build(env: Env): Promise<Hono> {
+  const logger = createLogger({ fields: { service: "idp" }, level: (env.LOG_LEVEL as never) ?? "info" });
+  const options = await optionsFromEnv(env);
+  const state = await openState(env);
+  if (!state) logger.warn("IDP_STATE is not set: state in memory, this isolate's own");
+  return loadApp({ ...options, issuer: options.issuer ?? "{origin}", state, logger });
+}
+
+export default {
+  async fetch(request: Request, second?: unknown): Promise<Response> {
+    let app: Hono;
+    try {
+      app = await (built ??= build(environment(second)));
+    } catch (err) {
+      built = undefined; // a database that was unreachable may answer the next request
+      const message = (err as Error).message;
+      return Response.json({ error: "server_error", error_description: `identity provider not started: ${message}` }, { status: 500 });
+    }
+    // The caller's address, where the runtime tells it (deno serve): /debug/* serves loopback only.
+    return app.fetch(request, isServeInfo(second) ? { clientAddress: second.remoteAddr.hostname } : {});
+  },
+};
