@@ -23,16 +23,17 @@ const pair = (runtime: "node" | "deno") => ({
   },
 });
 
-/** The code-flow suite against apps/idp/edge.ts under `deno serve`, with a database file. */
-const edge = {
+/** The code-flow suite against apps/idp/edge.ts: under `deno serve` with a database file, and as a
+ * module Worker with a libSQL server (test/fixtures/hrana-server.ts). */
+const edge = (runtime: "deno" | "workerd") => ({
   test: {
-    name: "deno-edge",
+    name: `${runtime}-edge`,
     include: ["test/contract/idp-code-flow.test.ts"],
-    env: { TEST_RUNTIME: "deno", TEST_IDP_ENTRY: "edge" },
+    env: { TEST_RUNTIME: runtime, TEST_IDP_ENTRY: "edge" },
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
-};
+});
 
 export default defineConfig({
   test: {
@@ -45,7 +46,8 @@ export default defineConfig({
       contract("workerd"),
       pair("node"),
       pair("deno"),
-      edge,
+      edge("deno"),
+      edge("workerd"),
       { test: { name: "instances", include: ["test/instances/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 60_000 } },
     ],
   },

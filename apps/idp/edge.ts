@@ -15,10 +15,11 @@
  * (generated and stored by the first isolate ever, read by the others); docs/idp.md has the costs.
  */
 import type { Hono } from "hono";
+import { groupCommit } from "../../lib/db/group-commit.ts";
 import { libsqlStore } from "../../lib/db/libsql.ts";
 import type { SqlStore } from "../../lib/db/store.ts";
 import { createLogger } from "../../lib/log.ts";
-import { loadApp } from "./app.ts";
+import { createIdp } from "./app.ts";
 import { optionsFromEnv, type Env } from "./env-options.ts";
 import { openStateStore } from "./state/sql.ts";
 import type { IdpStateStore } from "./state/store.ts";
@@ -39,15 +40,20 @@ function environment(workerEnv: unknown): Env {
   return g.Deno?.env.toObject() ?? g.process?.env ?? {};
 }
 
+const onWorkers = () => (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === "Cloudflare-Workers";
+
 async function openState(env: Env): Promise<IdpStateStore | undefined> {
   const url = env.IDP_STATE?.trim();
   if (!url || url === "memory") return undefined;
   const authToken = env.IDP_STATE_AUTH_TOKEN?.trim() || undefined;
   let open: () => Promise<SqlStore>;
   if (/^(libsql|https?|wss?):\/\//.test(url)) {
-    // The HTTP client: no native code, runs on every edge runtime.
+    // The HTTP client: no native code, runs on every edge runtime. Writes of one turn share a
+    // batch (one round trip for many requests), except on Workers: there a request may not wait
+    // for I/O that another request started (it would hang), so each request writes for itself.
     const { createClient } = await import("@libsql/client/web");
-    open = async () => libsqlStore(createClient({ url, authToken }));
+    const store = () => libsqlStore(createClient({ url, authToken }));
+    open = async () => (onWorkers() ? store() : groupCommit(store()));
   } else {
     // An embedded file (`deno serve` on one machine): the native libsql package. Imported by a
     // computed name so that a bundler for an edge host leaves it out.
@@ -65,7 +71,9 @@ async function build(env: Env): Promise<Hono> {
   const options = await optionsFromEnv(env);
   const state = await openState(env);
   if (!state) logger.warn("IDP_STATE is not set: state in memory, this isolate's own");
-  return loadApp({ ...options, issuer: options.issuer ?? "{origin}", state, logger });
+  // Keys are loaded before the first answer, not in the background: an edge runtime may end
+  // work that a finished request left running.
+  return (await createIdp({ ...options, issuer: options.issuer ?? "{origin}", state, logger })).app;
 }
 
 export default {

@@ -1,4 +1,5 @@
 import { createClient } from "@libsql/client";
+import { createClient as createWebClient } from "@libsql/client/web";
 import Database from "libsql";
 import AsyncDatabase from "libsql/promise";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,9 +11,10 @@ import { libsqlStore } from "./libsql.ts";
 import { applyMigrations, type Migration } from "./migrate.ts";
 import { sqliteStore, type SqliteConnection } from "./sqlite.ts";
 import { isUniqueViolation, type SqlStore } from "./store.ts";
+import { startHranaServer } from "../../test/fixtures/hrana-server.ts";
 
-/** Every SqlStore the Node and Deno entries can open, the same contract for each. */
-const STORES: [string, () => SqlStore][] = [
+/** Every SqlStore the Node and Deno entries (and the IdP's edge entry) can open, the same contract for each. */
+const STORES: [string, () => SqlStore | Promise<SqlStore>][] = [
   ["libsqlStore (@libsql/client, :memory:)", () => libsqlStore(createClient({ url: ":memory:" }))],
   ["sqliteStore (:memory:, one connection)", () => sqliteStore({ writer: new Database(":memory:") as SqliteConnection })],
   [
@@ -28,6 +30,15 @@ const STORES: [string, () => SqlStore][] = [
       return { ...grouped, close: async () => (await grouped.close(), rmSync(dir, { recursive: true, force: true })) };
     },
   ],
+  [
+    "libsqlStore (@libsql/client/web over HTTP, a test Hrana server on a file)",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "hrana-store-"));
+      const server = await startHranaServer(join(dir, "remote.db"), { authToken: "test-token" });
+      const store = libsqlStore(createWebClient({ url: server.url, authToken: "test-token" }));
+      return { ...store, close: async () => (await store.close(), await server.close(), rmSync(dir, { recursive: true, force: true })) };
+    },
+  ],
 ];
 
 const MIGRATIONS: Migration[] = [
@@ -37,8 +48,8 @@ const MIGRATIONS: Migration[] = [
 
 describe.each(STORES)("%s and applyMigrations", (_name, open) => {
   let store: SqlStore;
-  beforeEach(() => {
-    store = open();
+  beforeEach(async () => {
+    store = await open();
   });
   afterEach(() => store.close());
 

@@ -9,6 +9,7 @@ import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK }
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startHranaServer } from "../fixtures/hrana-server.ts";
 import { startRoundRobin } from "../runtimes/round-robin.ts";
 import { currentRuntime, startService, type RunningService } from "../runtimes/service.ts";
 
@@ -38,8 +39,12 @@ export interface Idp {
  */
 export const INSTANCES = Number(process.env.TEST_IDP_INSTANCES ?? 1);
 
-/** In the `deno-edge` project (TEST_IDP_ENTRY=edge) the provider is apps/idp/edge.ts under
- * `deno serve`, configured by environment variables only, its state in a database file. */
+/**
+ * In the `deno-edge` and `workerd-edge` projects (TEST_IDP_ENTRY=edge) the provider is
+ * apps/idp/edge.ts, configured by environment variables only: under `deno serve` with its state
+ * in a database file, and as a module Worker (no Durable Object) with its state behind a libSQL
+ * server (a test Hrana server on a file).
+ */
 export const EDGE = process.env.TEST_IDP_ENTRY === "edge";
 
 /**
@@ -55,9 +60,13 @@ export async function startIdp(env: Record<string, string> = {}, issuerPath = ""
 
 async function startEdge(env: Record<string, string>): Promise<RunningService> {
   const database = stateDatabase();
-  const svc = await startService("idp", { env: { ...env, IDP_STATE: database.url }, serveModule: "apps/idp/edge.ts" });
+  const server = currentRuntime() === "workerd" ? await startHranaServer(database.url.slice("file:".length), { authToken: "edge-test-token" }) : undefined;
+  const svc = server
+    ? await startService("idp", { env: { ...env, IDP_STATE: server.url, IDP_STATE_AUTH_TOKEN: "edge-test-token" }, wranglerEnv: "idp-edge" })
+    : await startService("idp", { env: { ...env, IDP_STATE: database.url }, serveModule: "apps/idp/edge.ts" });
   const stop = (how: () => Promise<void>) => async () => {
     await how();
+    await server?.close();
     database.cleanup();
   };
   return { ...svc, stop: stop(svc.stop), kill: stop(svc.kill) };

@@ -31,6 +31,8 @@ export interface StartOptions {
   /** Deno: serve this module (`export default { fetch }`) with `deno serve`, configured by `env`
    * alone, instead of the service's command line (the IdP's edge entry, apps/idp/edge.ts). */
   serveModule?: string;
+  /** workerd: this environment of wrangler.toml (default: the service's name). */
+  wranglerEnv?: string;
   /** workerd: these wrangler configs (`-c` each, the first the served Worker) instead of
    * `--env <service>` in wrangler.toml, for Workers reached through service bindings. `{port}`
    * in them is replaced too (in copies beside them, removed when the process ends). */
@@ -158,7 +160,7 @@ function command(runtime: RuntimeName, service: ServiceName, port: number, optio
         process.execPath,
         "node_modules/wrangler/bin/wrangler.js",
         "dev",
-        ...(options.wranglerConfigs ? options.wranglerConfigs.flatMap((c) => ["-c", c]) : ["--env", service]),
+        ...(options.wranglerConfigs ? options.wranglerConfigs.flatMap((c) => ["-c", c]) : ["--env", options.wranglerEnv ?? service]),
         ...(service === "routes" && !options.wranglerConfigs ? ["-c", routesConfigPath(port)] : []),
         "--ip",
         "127.0.0.1",

@@ -89,7 +89,7 @@ export class Provider {
   /** The key ring once loaded, for answers that must not wait a tick (the /jwks fast path). */
   private loadedKeyRing?: KeyRing;
   private writes = 0;
-  private upkeeping?: Promise<void>;
+  private pruning = false;
   private lastLimitWarning = -Infinity;
   private readonly interned = new Map<string, string>();
 
@@ -170,7 +170,7 @@ export class Provider {
       const next = (stored ?? 0) + seconds * 1000;
       const done =
         stored === undefined
-          ? await this.state.add("setting", SETTING.clockOffset, next, Infinity)
+          ? await this.state.add("setting", SETTING.clockOffset, next, this.now())
           : await this.state.swap("setting", SETTING.clockOffset, stored, next);
       if (done) {
         this.settings = { ...this.settings, clockOffsetMs: next };
@@ -205,37 +205,35 @@ export class Provider {
   /** Every write of a new record goes through here (or `add`) so expired records are pruned, amortised over writes. */
   async put<T>(kind: StateKind, key: string, value: T, options?: RecordOptions): Promise<void> {
     await this.state.set(kind, key, value, options);
-    this.counted();
+    await this.counted();
   }
 
   /** Inserts unless a live record has the key (single use across instances): true when inserted. */
   async add<T>(kind: StateKind, key: string, value: T, options?: RecordOptions): Promise<boolean> {
     const added = await this.state.add(kind, key, value, this.now(), options);
-    if (added) this.counted();
+    if (added) await this.counted();
     return added;
   }
 
-  private counted(): void {
-    if (++this.writes % PRUNE_EVERY !== 0 || this.upkeeping) return;
-    // Not awaited: no response waits for the upkeep.
-    this.upkeeping = this.upkeep()
-      .catch((err) => this.logger.warn("state pruning failed", { error: (err as Error).message }))
-      .finally(() => (this.upkeeping = undefined));
-  }
-
-  /** Resolves once a pruning run in progress (if any) is over. */
-  async upkeepDone(): Promise<void> {
-    await this.upkeeping;
-  }
-
-  private async upkeep(): Promise<void> {
-    await this.state.prune(this.now());
-    for (const [k, max] of Object.entries(MAX_LIVE)) {
-      const dropped = await this.state.trimOldest(k as StateKind, max);
-      if (dropped > 0 && Date.now() - this.lastLimitWarning > 60_000) {
-        this.lastLimitWarning = Date.now();
-        this.logger.warn("state limit reached: oldest records dropped", { kind: k, dropped, max });
+  /**
+   * Every PRUNE_EVERY writes, the write that comes due prunes (one batch for a database). Awaited
+   * by its request rather than left running: an edge runtime may end work a response left behind.
+   */
+  private async counted(): Promise<void> {
+    if (++this.writes % PRUNE_EVERY !== 0 || this.pruning) return;
+    this.pruning = true;
+    try {
+      const dropped = await this.state.prune(this.now(), MAX_LIVE);
+      for (const [kind, n] of Object.entries(dropped)) {
+        if (n! > 0 && Date.now() - this.lastLimitWarning > 60_000) {
+          this.lastLimitWarning = Date.now();
+          this.logger.warn("state limit reached: oldest records dropped", { kind, dropped: n, max: MAX_LIVE[kind as StateKind] });
+        }
       }
+    } catch (err) {
+      this.logger.warn("state pruning failed", { error: (err as Error).message });
+    } finally {
+      this.pruning = false;
     }
   }
 

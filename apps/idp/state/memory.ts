@@ -80,7 +80,7 @@ export class MemoryStateStore implements IdpStateStore {
     for (const k of kinds) this.map(k).clear();
   }
 
-  async trimOldest(kind: StateKind, max: number): Promise<number> {
+  private trimOldest(kind: StateKind, max: number): number {
     const map = this.map(kind);
     let dropped = 0;
     for (const key of map.keys()) {
@@ -97,7 +97,7 @@ export class MemoryStateStore implements IdpStateStore {
    * proportion to what is dropped. A full sweep now and then (a minute of provider time) catches
    * the few records that are out of order.
    */
-  async prune(now: number): Promise<void> {
+  async prune(now: number, limits: Partial<Record<StateKind, number>> = {}): Promise<Partial<Record<StateKind, number>>> {
     const full = now - this.lastFullSweep >= 60_000;
     if (full) this.lastFullSweep = now;
     for (const map of this.maps.values()) {
@@ -106,6 +106,9 @@ export class MemoryStateStore implements IdpStateStore {
         else if (!full) break;
       }
     }
+    const dropped: Partial<Record<StateKind, number>> = {};
+    for (const [kind, max] of Object.entries(limits) as [StateKind, number][]) dropped[kind] = this.trimOldest(kind, max);
+    return dropped;
   }
 
   async close(): Promise<void> {}

@@ -121,15 +121,17 @@ export async function sqlStateStore(sql: SqlStore, options: SqlStateStoreOptions
       if (kinds.length === 0) return;
       await sql.execute(`DELETE FROM idp_state WHERE kind IN (${kinds.map(() => "?").join(", ")})`, [...kinds]);
     },
-    async prune(now) {
-      await sql.execute("DELETE FROM idp_state WHERE prune_at IS NOT NULL AND prune_at <= ?", [now]);
-    },
-    async trimOldest(kind, max) {
-      const { changes } = await sql.execute(
-        "DELETE FROM idp_state WHERE kind = ? AND rowid <= (SELECT rowid FROM idp_state WHERE kind = ? ORDER BY rowid DESC LIMIT 1 OFFSET ?)",
-        [kind, kind, max],
-      );
-      return changes;
+    async prune(now, limits = {}) {
+      const trims = Object.entries(limits) as [StateKind, number][];
+      const changes = await sql.batch([
+        { sql: "DELETE FROM idp_state WHERE prune_at IS NOT NULL AND prune_at <= ?", args: [now] },
+        // The newest `max` of a kind stay: everything up to the (max+1)-th newest goes.
+        ...trims.map(([kind, max]) => ({
+          sql: "DELETE FROM idp_state WHERE kind = ? AND rowid <= (SELECT rowid FROM idp_state WHERE kind = ? ORDER BY rowid DESC LIMIT 1 OFFSET ?)",
+          args: [kind, kind, max],
+        })),
+      ]);
+      return Object.fromEntries(trims.map(([kind], i) => [kind, changes[i + 1] ?? 0]));
     },
     close: () => sql.close(),
   };

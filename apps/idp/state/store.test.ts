@@ -10,6 +10,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openSqlStore } from "../../../lib/db/open.ts";
 import { nodeRuntime } from "../../../lib/adapters/node.ts";
 import { applyMigrations } from "../../../lib/db/migrate.ts";
+import { createClient } from "@libsql/client/web";
+import { libsqlStore } from "../../../lib/db/libsql.ts";
+import { startHranaServer } from "../../../test/fixtures/hrana-server.ts";
 import { MemoryStateStore } from "./memory.ts";
 import { IDP_MIGRATIONS_TABLE, sqlStateStore } from "./sql.ts";
 import type { IdpStateStore } from "./store.ts";
@@ -29,6 +32,14 @@ const STORES: [string, () => Promise<IdpStateStore>][] = [
   ["MemoryStateStore", async () => new MemoryStateStore()],
   ["sqlStateStore (:memory:)", () => openSql(":memory:")],
   ["sqlStateStore (file)", () => openSql(dbFile())],
+  [
+    "sqlStateStore (libSQL over HTTP: @libsql/client/web and a test Hrana server)",
+    async () => {
+      const server = await startHranaServer(dbFile().slice("file:".length));
+      const state = await sqlStateStore(libsqlStore(createClient({ url: server.url })), { shared: true });
+      return { ...state, shared: true, close: async () => (await state.close(), await server.close()) };
+    },
+  ],
 ];
 
 const keys = async (s: IdpStateStore, kind: Parameters<IdpStateStore["entries"]>[0]) => (await s.entries(kind)).map(([k]) => k);
@@ -106,11 +117,13 @@ describe.each(STORES)("%s", (_name, open) => {
     await s.close();
   });
 
-  it("trimOldest keeps the newest records of a kind; clear empties only the named kinds", async () => {
+  it("prune with limits keeps the newest records of a kind; clear empties only the named kinds", async () => {
     const s = await open();
     for (let i = 0; i < 10; i++) await s.set("session", `s${i}`, i, { pruneAt: 1e12 });
-    expect(await s.trimOldest("session", 3)).toBe(7);
-    expect(await s.trimOldest("session", 3)).toBe(0);
+    await s.set("code", "c", 1, { pruneAt: 5 });
+    expect(await s.prune(10, { session: 3, code: 5 })).toEqual({ session: 7, code: 0 });
+    expect(await s.prune(10, { session: 3 })).toEqual({ session: 0 });
+    expect(await keys(s, "code")).toEqual([]);
     expect(await keys(s, "session")).toEqual(["s7", "s8", "s9"]);
     await s.set("key", "k", 2);
     await s.clear(["session"]);

@@ -54,9 +54,10 @@ export interface IdpStateStore {
   /** Records of a kind, oldest first. */
   entries<T>(kind: StateKind): Promise<[string, T][]>;
   clear(kinds: readonly StateKind[]): Promise<void>;
-  /** Drops records whose prune time has passed. */
-  prune(now: number): Promise<void>;
-  /** Drops the oldest records of a kind beyond `max`; returns how many went. */
-  trimOldest(kind: StateKind, max: number): Promise<number>;
+  /**
+   * Drops records whose prune time has passed, then the oldest records of each kind in `limits`
+   * beyond its limit (in one batch for a database); returns how many each limit dropped.
+   */
+  prune(now: number, limits?: Partial<Record<StateKind, number>>): Promise<Partial<Record<StateKind, number>>>;
   close(): Promise<void>;
 }
