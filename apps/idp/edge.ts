@@ -16,7 +16,7 @@
  */
 import type { Hono } from "hono";
 import { groupCommit } from "../../lib/db/group-commit.ts";
-import { libsqlStore } from "../../lib/db/libsql.ts";
+import { isRemoteLibsqlUrl, libsqlStore } from "../../lib/db/libsql.ts";
 import type { SqlStore } from "../../lib/db/store.ts";
 import { createLogger } from "../../lib/log.ts";
 import { createIdp } from "./app.ts";
@@ -47,7 +47,7 @@ async function openState(env: Env): Promise<IdpStateStore | undefined> {
   if (!url || url === "memory") return undefined;
   const authToken = env.IDP_STATE_AUTH_TOKEN?.trim() || undefined;
   let open: () => Promise<SqlStore>;
-  if (/^(libsql|https?|wss?):\/\//.test(url)) {
+  if (isRemoteLibsqlUrl(url)) {
     // The HTTP client: no native code, runs on every edge runtime. Writes of one turn share a
     // batch (one round trip for many requests), except on Workers: there a request may not wait
     // for I/O that another request started (it would hang), so each request writes for itself.

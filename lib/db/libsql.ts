@@ -38,5 +38,10 @@ export function libsqlStore(client: Client): SqlStore {
 
 /** The URL forms the CLI accepts: `file:`, `:memory:`, `libsql://`, `http(s)://`, `ws(s)://`. */
 export function isLibsqlUrl(url: string): boolean {
-  return url === ":memory:" || /^(file:|libsql:\/\/|https?:\/\/|wss?:\/\/)/.test(url);
+  return url === ":memory:" || url.startsWith("file:") || isRemoteLibsqlUrl(url);
+}
+
+/** A libSQL server (Turso) rather than an embedded database. */
+export function isRemoteLibsqlUrl(url: string): boolean {
+  return /^(libsql|https?|wss?):\/\//.test(url);
 }

@@ -16,7 +16,7 @@
  */
 import type { HostRuntime } from "../runtime.ts";
 import { groupCommit } from "./group-commit.ts";
-import { isLibsqlUrl, libsqlStore } from "./libsql.ts";
+import { isLibsqlUrl, isRemoteLibsqlUrl, libsqlStore } from "./libsql.ts";
 import { sqliteStore, type SqliteConnection } from "./sqlite.ts";
 import type { SqlStore } from "./store.ts";
 
@@ -30,7 +30,7 @@ export async function openSqlStore(runtime: Pick<HostRuntime, "ensureDir" | "res
   // for the native module (~20 ms of its start, with the C library detection it runs).
   const { default: Database } = await import("libsql");
   if (url === ":memory:") return groupCommit(sqliteStore({ writer: new Database(":memory:") as SqliteConnection }), { schedule: afterThisTurn });
-  if (!url.startsWith("file:")) {
+  if (isRemoteLibsqlUrl(url)) {
     // Loaded only for a server: its web-socket and HTTP stack is ~70 ms of every start otherwise.
     const { createClient } = await import("@libsql/client");
     return groupCommit(libsqlStore(createClient({ url, authToken })), { schedule: afterThisTurn });

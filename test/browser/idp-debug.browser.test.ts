@@ -1,7 +1,8 @@
 /**
  * The identity provider's debug page and login page search in headless Chromium, on each runtime:
  * switching the JWKS mode there makes /jwks answer 500, a user added there can sign in (found with
- * the login page's search box), the live lists follow, the clock moves, reset empties the state.
+ * the login page's search box), the live lists follow, the clock moves, reset empties the state,
+ * the keys rotate.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -40,7 +41,7 @@ describe.each(RUNTIMES)("the IdP debug page on %s", (runtime) => {
 
   const result = (page: Page) => page.locator("#result");
 
-  test("switches the JWKS mode, adds a user who then signs in, follows the live lists, moves the clock, resets", async () => {
+  test("switches the JWKS mode, adds a user who then signs in, follows the live lists, moves the clock, resets, rotates the keys", async () => {
     const base = idp.baseUrl;
     const page = await browser.newPage();
     page.setDefaultTimeout(10_000);
@@ -94,6 +95,15 @@ describe.each(RUNTIMES)("the IdP debug page on %s", (runtime) => {
     await page.click("#reset");
     await expect.poll(() => result(page).textContent(), SOON).toContain("reset:");
     await expect.poll(() => page.locator("#count-sessions").textContent(), SOON).toBe("0");
+
+    // Rotating the keys: /jwks then publishes a new dev-key-1 and the previous one as rotated-key-2.
+    const keys = async () => Object.fromEntries(((await (await fetch(`${base}/jwks`)).json()) as { keys: { kid: string; n: string }[] }).keys.map((k) => [k.kid, k.n]));
+    const before = await keys();
+    await page.click("#rotate-keys");
+    await expect.poll(() => result(page).textContent(), SOON).toContain("keys rotated");
+    const after = await keys();
+    expect(after["dev-key-1"]).not.toBe(before["dev-key-1"]);
+    expect(after["rotated-key-2"]).toBe(before["dev-key-1"]);
     await page.close();
   });
 });

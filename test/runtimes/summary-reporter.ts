@@ -1,5 +1,6 @@
 /**
- * Prints one line per vitest project (unit, node, deno, workerd) with its pass and fail counts,
+ * Prints one line per vitest project (unit, node, deno, workerd, and the IdP's pair, edge and
+ * instances projects) with its pass and fail counts,
  * then a plain `N passed, N failed` total, so a reader sees at once that every runtime ran the
  * same contract.
  */
@@ -24,8 +25,9 @@ export default class RuntimeSummaryReporter implements Reporter {
     let passed = 0;
     let failed = 0;
     const lines = ["", "Per runtime:"];
+    const width = Math.max(8, ...[...counts.keys()].map((n) => n.length));
     for (const [name, c] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
-      lines.push(`  ${name.padEnd(8)} ${c.passed} passed, ${c.failed} failed${c.skipped ? `, ${c.skipped} skipped` : ""}`);
+      lines.push(`  ${name.padEnd(width)} ${c.passed} passed, ${c.failed} failed${c.skipped ? `, ${c.skipped} skipped` : ""}`);
       passed += c.passed;
       failed += c.failed;
     }
