@@ -9,7 +9,9 @@
  *    client_credentials token request (form POST, HTTP Basic client authentication). Discovery and
  *    JWKS are also measured on plain Hono serving the same bodies (no middleware): the floor.
  * 2. Our full authorization code flow (POST /authorize, POST /token, GET /userinfo) as flows/s, from
- *    32 concurrent loops over keep-alive connections (undici Pool).
+ *    32 concurrent loops over keep-alive connections (undici Pool), with the state in memory, in a
+ *    libSQL file (one instance), and in a libSQL file shared by two instances with consecutive
+ *    requests alternating between them (round-robin at the client): alternating rounds, median.
  * 3. Time from spawning `serve-dev` to the first /healthz answer (median of 5): that command with
  *    its bundle cached and with the bundle rebuilt (the first start after an edit), the entry
  *    through tsx, Deno, and `npm run idp` itself; and what Node and tsx cost before our code runs.

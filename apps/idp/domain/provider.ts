@@ -289,7 +289,7 @@ export class Provider {
   /** Clears these kinds (settings among them: the clock and the key endpoint mode go back to their defaults). */
   async reset(kinds: readonly StateKind[]): Promise<void> {
     await this.state.clear(kinds);
-    this.settings = { ...this.settings, clockOffsetMs: 0, jwksMode: "normal" };
+    if (kinds.includes("setting")) this.settings = { ...this.settings, clockOffsetMs: 0, jwksMode: "normal", keysVersion: "" };
     await this.scenariosChanged();
   }
 
