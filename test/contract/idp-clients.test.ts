@@ -156,7 +156,7 @@ describe("configured signing keys (IDP_SIGNING_KEYS)", () => {
 describe("state across a restart", () => {
   // workerd keeps codes, sessions, tokens and generated keys in the Durable Object's storage;
   // Node and Deno keep them in memory by default, and in the --state database when there is one
-  // (docs/idp.md, "Runtimes and state"): in the pair projects both instances restart on theirs.
+  // (docs/idp.md, "State and several instances"): in the pair projects both instances restart on theirs.
   const runtime = currentRuntime();
   const pair = INSTANCES > 1;
   const durable = runtime === "workerd" || pair;
