@@ -156,8 +156,9 @@ function buildApp(p: Provider, logger: Logger, accessLog = true): Hono {
   // instance's own is read once, before serving: no middleware, so a request that matches one
   // handler alone is still dispatched synchronously.)
   if (p.state.shared) {
-    app.use(async (_c, next) => {
-      await p.sync();
+    app.use(async (c, next) => {
+      // /healthz is liveness: it answers without the database.
+      if (!c.req.path.endsWith("/healthz")) await p.sync();
       await next();
     });
   }

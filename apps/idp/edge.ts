@@ -55,11 +55,14 @@ async function openState(env: Env): Promise<IdpStateStore | undefined> {
     const store = () => libsqlStore(createClient({ url, authToken }));
     open = async () => (onWorkers() ? store() : groupCommit(store()));
   } else {
-    // An embedded file (`deno serve` on one machine): the native libsql package. Imported by a
-    // computed name so that a bundler for an edge host leaves it out.
-    const embedded = "../../lib/db/open.ts";
+    // An embedded file (`deno serve` on one machine): the native libsql package, and the file's
+    // folder created with node:fs (Deno has it too). Imported by computed names so that a bundler
+    // for an edge host leaves them out.
+    const [embedded, fs] = ["../../lib/db/open.ts", "node:fs/promises"];
     const { openSqlStore } = (await import(/* @vite-ignore */ embedded)) as typeof import("../../lib/db/open.ts");
-    open = () => openSqlStore(undefined, url, authToken);
+    const { mkdir } = (await import(/* @vite-ignore */ fs)) as typeof import("node:fs/promises");
+    const folders = { ensureDir: async (path: string) => void (await mkdir(path, { recursive: true })), resolvePath: (...parts: string[]) => parts.join("/") };
+    open = () => openSqlStore(folders, url, authToken);
   }
   return openStateStore(open, { shared: true });
 }
