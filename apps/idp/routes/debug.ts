@@ -32,14 +32,21 @@ async function jsonBody(c: Context): Promise<{ ok: true; value: unknown } | { ok
   }
 }
 
+const unexpired = async <T extends { expires_at: number }>(p: Provider, kind: StateKind, now: number) =>
+  (await p.state.entries<T>(kind)).filter(([, r]) => r.expires_at > now);
+
+/** The live records of a kind, expired ones pruned first. */
 const live = async <T extends { expires_at: number }>(p: Provider, kind: StateKind) => {
   const now = p.now();
   await p.state.prune(now);
-  return (await p.state.entries<T>(kind)).filter(([, r]) => r.expires_at > now);
+  return unexpired<T>(p, kind, now);
 };
 
+/** One prune (a write, on a database) for all six counts. */
 async function counts(p: Provider) {
-  const count = async (kind: StateKind) => (await live(p, kind)).length;
+  const now = p.now();
+  await p.state.prune(now);
+  const count = async (kind: StateKind) => (await unexpired(p, kind, now)).length;
   return {
     sessions: await count("session"),
     codes: await count("code"),

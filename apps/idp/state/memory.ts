@@ -71,11 +71,6 @@ export class MemoryStateStore implements IdpStateStore {
     return [...this.map(kind)].map(([k, e]) => [k, e.value as T]);
   }
 
-  /** Records of a kind (for tests and the debug counts). */
-  count(kind: StateKind): number {
-    return this.map(kind).size;
-  }
-
   async clear(kinds: readonly StateKind[]): Promise<void> {
     for (const k of kinds) this.map(k).clear();
   }

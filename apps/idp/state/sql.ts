@@ -67,13 +67,10 @@ export async function sqlStateStore(sql: SqlStore, options: SqlStateStoreOptions
     const rows = await sql.query<{ value: string }>("SELECT value FROM idp_state WHERE kind = ? AND key = ?", [kind, key]);
     return rows[0]?.value;
   };
-  const row = (kind: StateKind, key: string, value: unknown, options?: RecordOptions): SqlValue[] => [
-    kind,
-    key,
-    JSON.stringify(value),
-    pruneAtOf(options),
-    options?.group ?? null,
-  ];
+  /** The value columns of a record: value, prune_at, grp. */
+  const columns = (value: unknown, options?: RecordOptions): SqlValue[] => [JSON.stringify(value), pruneAtOf(options), options?.group ?? null];
+  const row = (kind: StateKind, key: string, value: unknown, options?: RecordOptions): SqlValue[] => [kind, key, ...columns(value, options)];
+  const kindList = (kinds: readonly StateKind[]) => kinds.map(() => "?").join(", ");
 
   return {
     shared: options.shared,
@@ -95,11 +92,8 @@ export async function sqlStateStore(sql: SqlStore, options: SqlStateStoreOptions
       return changes > 0 ? (JSON.parse(text) as T) : undefined;
     },
     async swap(kind, key, expected, next, options) {
-      const [, , value, pruneAt, group] = row(kind, key, next, options);
       const { changes } = await sql.execute("UPDATE idp_state SET value = ?, prune_at = ?, grp = ? WHERE kind = ? AND key = ? AND value = ?", [
-        value!,
-        pruneAt!,
-        group!,
+        ...columns(next, options),
         kind,
         key,
         JSON.stringify(expected),
@@ -111,7 +105,7 @@ export async function sqlStateStore(sql: SqlStore, options: SqlStateStoreOptions
     },
     async deleteGroup(kinds, group) {
       if (kinds.length === 0) return;
-      await sql.execute(`DELETE FROM idp_state WHERE grp = ? AND kind IN (${kinds.map(() => "?").join(", ")})`, [group, ...kinds]);
+      await sql.execute(`DELETE FROM idp_state WHERE grp = ? AND kind IN (${kindList(kinds)})`, [group, ...kinds]);
     },
     async entries<T>(kind: StateKind) {
       const rows = await sql.query<{ key: string; value: string }>("SELECT key, value FROM idp_state WHERE kind = ? ORDER BY rowid", [kind]);
@@ -119,7 +113,7 @@ export async function sqlStateStore(sql: SqlStore, options: SqlStateStoreOptions
     },
     async clear(kinds) {
       if (kinds.length === 0) return;
-      await sql.execute(`DELETE FROM idp_state WHERE kind IN (${kinds.map(() => "?").join(", ")})`, [...kinds]);
+      await sql.execute(`DELETE FROM idp_state WHERE kind IN (${kindList(kinds)})`, [...kinds]);
     },
     async prune(now, limits = {}) {
       const trims = Object.entries(limits) as [StateKind, number][];
