@@ -78,7 +78,7 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
   const user = await userFor(p, record.login, record.sub);
   await applyTokenScenario(p, user);
   // Spend the code: of concurrent redemptions (here or at another instance) one takes it.
-  if (!(await p.state.take("code", code))) throw invalidGrant("authorization code is unknown or expired");
+  if (!(await p.state.take("code", code, record))) throw invalidGrant("authorization code is unknown or expired");
   return issueTokens(p, {
     spent: p.put("used_code", code, record.grant_id satisfies UsedCodeRecord, { pruneAt: record.expires_at }),
     issuer: g.issuer,
@@ -115,7 +115,7 @@ async function refreshToken(g: GrantContext): Promise<TokenResponse> {
   const user = await userFor(p, record.login, record.sub);
   await applyTokenScenario(p, user);
   // Rotation: of concurrent uses (here or at another instance) one takes the token.
-  if (!(await p.state.take("refresh_token", token))) throw invalidGrant("refresh token is unknown, expired or already used");
+  if (!(await p.state.take("refresh_token", token, record))) throw invalidGrant("refresh token is unknown, expired or already used");
   // A bound refresh token stays bound; a public client's becomes bound by its first proof.
   const refreshJkt = record.jkt ?? (client.secret === undefined ? g.proof?.jkt : undefined);
   return issueTokens(p, {
@@ -149,7 +149,7 @@ async function deviceCode(g: GrantContext): Promise<TokenResponse> {
   const user = await userFor(p, grant.login!, grant.sub!);
   await applyTokenScenario(p, user);
   // Of concurrent exchanges (here or at another instance) one takes the grant.
-  if (!(await p.state.take("device_grant", code))) throw invalidGrant("device code is unknown or already used");
+  if (!(await p.state.take("device_grant", code, grant))) throw invalidGrant("device code is unknown or already used");
   return issueTokens(p, {
     spent: p.state.delete("user_code", grant.user_code),
     issuer: g.issuer,

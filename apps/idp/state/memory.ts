@@ -42,9 +42,9 @@ export class MemoryStateStore implements IdpStateStore {
     return true;
   }
 
-  async take<T>(kind: StateKind, key: string): Promise<T | undefined> {
+  async take<T>(kind: StateKind, key: string, read?: T): Promise<T | undefined> {
     const entry = this.map(kind).get(key);
-    if (!entry) return undefined;
+    if (!entry || (read !== undefined && !same(entry.value, read))) return undefined;
     this.map(kind).delete(key);
     return entry.value as T;
   }

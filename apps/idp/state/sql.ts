@@ -85,8 +85,8 @@ export async function sqlStateStore(sql: SqlStore, options: SqlStateStoreOptions
       const { changes } = await sql.execute(`${UPSERT} WHERE idp_state.prune_at IS NOT NULL AND idp_state.prune_at <= ?`, [...row(kind, key, value, options), now]);
       return changes > 0;
     },
-    async take<T>(kind: StateKind, key: string) {
-      const text = await valueOf(kind, key);
+    async take<T>(kind: StateKind, key: string, read?: T) {
+      const text = read === undefined ? await valueOf(kind, key) : JSON.stringify(read);
       if (text === undefined) return undefined;
       const { changes } = await sql.execute("DELETE FROM idp_state WHERE kind = ? AND key = ? AND value = ?", [kind, key, text]);
       return changes > 0 ? (JSON.parse(text) as T) : undefined;

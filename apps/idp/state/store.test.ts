@@ -77,6 +77,11 @@ describe.each(STORES)("%s", (_name, open) => {
     const [first, second] = await Promise.all([s.take("code", "c"), s.take("code", "c")]);
     expect([first, second].filter((r) => r !== undefined)).toEqual([{ client_id: "x" }]);
     expect(await s.take("code", "c")).toBeUndefined();
+    // With the value already read: taken only while the record still equals it.
+    await s.set("device_grant", "d", { status: "approved" }, { pruneAt: 100 });
+    expect(await s.take("device_grant", "d", { status: "pending" })).toBeUndefined();
+    const takes = await Promise.all([s.take("device_grant", "d", { status: "approved" }), s.take("device_grant", "d", { status: "approved" })]);
+    expect(takes.filter((t) => t !== undefined)).toEqual([{ status: "approved" }]);
     await s.close();
   });
 

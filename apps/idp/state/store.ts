@@ -44,8 +44,12 @@ export interface IdpStateStore {
   set<T>(kind: StateKind, key: string, value: T, options?: RecordOptions): Promise<void>;
   /** Inserts unless a record whose prune time is after `now` exists: true when this call inserted. */
   add<T>(kind: StateKind, key: string, value: T, now: number, options?: RecordOptions): Promise<boolean>;
-  /** Deletes the record and returns it; of concurrent takes of one key, one gets it. */
-  take<T>(kind: StateKind, key: string): Promise<T | undefined>;
+  /**
+   * Deletes the record and returns it; of concurrent takes of one key, one gets it. `read`: the
+   * value the caller already read: the record is taken only while it still equals it (no second
+   * read).
+   */
+  take<T>(kind: StateKind, key: string, read?: T): Promise<T | undefined>;
   /** Replaces the record only while it still equals `expected`: true when replaced. */
   swap<T>(kind: StateKind, key: string, expected: T, next: T, options?: RecordOptions): Promise<boolean>;
   delete(kind: StateKind, key: string): Promise<void>;
