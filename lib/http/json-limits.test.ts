@@ -22,7 +22,8 @@ describe("JSON nesting limit", () => {
   });
 
   it("measures parsed values iteratively", () => {
-    expect(valueDepth({ a: [1, { b: {} }] })).toBe(3);
+    expect(valueDepth({ a: [1, { b: {} }] })).toBe(4);
+    expect(jsonTextDepth(JSON.stringify({ a: [1, { b: {} }] }))).toBe(4);
     expect(valueDepth("x")).toBe(0);
     let deep: unknown = [];
     for (let i = 0; i < 50_000; i++) deep = [deep];
