@@ -15,6 +15,7 @@ const unreachable: IdpStateStore = {
   delete: down,
   deleteGroup: down,
   entries: down,
+  groupEntries: down,
   clear: down,
   prune: down,
   close: async () => {},
@@ -29,5 +30,17 @@ describe("a shared state store that is unreachable", () => {
     const token = await app.request("http://idp.test/userinfo", { headers: { authorization: "Bearer x" } });
     expect(token.status).toBe(500);
     expect(await token.json()).toEqual({ error: "server_error", error_description: "internal error" });
+  });
+});
+
+describe("issuers by path switched off (IDP_ISSUERS_BY_PATH=off)", () => {
+  it("a first path segment that is not the provider's own is a 404 again; on by default it is an issuer", async () => {
+    const logger = createLogger({ level: "silent" });
+    const off = createApp({ issuer: "http://idp.test", issuersByPath: false, logger });
+    expect((await off.request("http://idp.test/tenant-a/.well-known/openid-configuration")).status).toBe(404);
+    const on = createApp({ issuer: "http://idp.test", logger });
+    const res = await on.request("http://idp.test/tenant-a/.well-known/openid-configuration");
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { issuer: string }).issuer).toBe("http://idp.test/tenant-a");
   });
 });

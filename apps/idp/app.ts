@@ -8,7 +8,7 @@
  *
  * Every endpoint is served at the root and, with a path-based issuer, under the issuer's path.
  */
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type ExecutionContext } from "hono";
 import { apiNotFound } from "../../lib/http/errors.ts";
 import { withRequestId } from "../../lib/http/request-id.ts";
 import { createLogger, errorFields, type Logger } from "../../lib/log.ts";
@@ -65,6 +65,11 @@ export interface IdpAppOptions {
   logger?: Logger;
   /** One log line per request (default true; off under `wrangler dev`, which logs each request). */
   accessLog?: boolean;
+  /**
+   * Issuers by path (default true): `/{name}/...` is an issuer of its own, `<issuer>/{name}`, for
+   * any first path segment that is not one of the provider's (env IDP_ISSUERS_BY_PATH=off).
+   */
+  issuersByPath?: boolean;
 }
 
 const SLOW_MS = 10_000;
@@ -138,20 +143,76 @@ const ALLOWED_METHODS: Record<string, string> = {
  * after routing failed, rather than by catch-all routes: a catch-all would also match every
  * served request, and a request that matches one handler alone is dispatched synchronously.
  */
-function notFoundOr405(p: Provider) {
+function notFoundOr405(prefixes: string[]) {
   return (c: Context): Response => {
     const path = c.req.path;
-    const local = p.issuerPath && path.startsWith(p.issuerPath + "/") ? path.slice(p.issuerPath.length) : path;
+    const prefix = prefixes.find((pre) => pre !== "" && path.startsWith(pre + "/"));
+    const local = prefix ? path.slice(prefix.length) : path;
     const allow = Object.hasOwn(ALLOWED_METHODS, local) ? ALLOWED_METHODS[local] : undefined;
     if (allow === undefined) return apiNotFound(c);
     return c.json({ error: "invalid_request", error_description: `${c.req.method} is not allowed; use ${allow}` }, 405, { Allow: allow });
   };
 }
 
-function buildApp(p: Provider, logger: Logger, accessLog = true): Hono {
+/** First path segments of the provider's own routes: never the name of an issuer by path. */
+const OWN_SEGMENTS = new Set(["healthz", ".well-known", "authorize", "token", "device_authorization", "device", "userinfo", "end-session", "jwks", "introspect", "revoke", "debug"]);
+/** What may name an issuer by path (one path segment). */
+const PATH_ISSUER_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,63}$/;
+const MAX_PATH_ISSUER_APPS = 256;
+
+/** The issuer by path a request that no route of the configured issuer matched is for, if any. */
+function pathIssuerName(p: Provider, path: string): string | undefined {
+  const local = p.issuerPath && path.startsWith(p.issuerPath + "/") ? path.slice(p.issuerPath.length) : path;
+  const end = local.indexOf("/", 1);
+  if (end < 0) return undefined;
+  const name = local.slice(1, end);
+  if (!PATH_ISSUER_NAME.test(name) || OWN_SEGMENTS.has(name)) return undefined;
+  // `/realms/other/...` with the issuer at /realms/dev: the configured issuer's path, not a name.
+  if (p.issuerPath && local === path && p.issuerPath.split("/")[1] === name) return undefined;
+  return name;
+}
+
+/** The app of one issuer by path: every route under `/{name}` (and under the configured issuer's path). */
+function pathIssuerApp(root: Provider, name: string, logger: Logger): Hono {
+  const p = root.pathIssuer(name);
+  const prefixes = [...new Set([`/${name}`, p.issuerPath])];
   const app = new Hono();
   app.onError(errorHandler(logger));
-  app.notFound(notFoundOr405(p));
+  app.notFound(notFoundOr405(prefixes));
+  const r = routes(p);
+  for (const prefix of prefixes) app.route(prefix, r);
+  return app;
+}
+
+/**
+ * Issuers by path: a request no route matched whose first path segment is not one of the
+ * provider's own goes to the issuer named by that segment (built on first use).
+ */
+function pathIssuers(root: Provider, logger: Logger, fallback: (c: Context) => Response) {
+  const apps = new Map<string, Hono>();
+  return (c: Context): Response | Promise<Response> => {
+    const name = pathIssuerName(root, c.req.path);
+    if (name === undefined) return fallback(c);
+    let app = apps.get(name);
+    if (!app) {
+      if (apps.size >= MAX_PATH_ISSUER_APPS) apps.delete(apps.keys().next().value!);
+      apps.set(name, (app = pathIssuerApp(root, name, logger)));
+    }
+    let executionCtx: ExecutionContext | undefined;
+    try {
+      executionCtx = c.executionCtx;
+    } catch {
+      executionCtx = undefined; // not on workerd
+    }
+    return app.fetch(c.req.raw, c.env, executionCtx);
+  };
+}
+
+function buildApp(p: Provider, logger: Logger, accessLog = true, issuersByPath = true): Hono {
+  const app = new Hono();
+  app.onError(errorHandler(logger));
+  const notFound = notFoundOr405([p.issuerPath]);
+  app.notFound(issuersByPath ? pathIssuers(p, logger, notFound) : notFound);
   // Settings another instance may have changed are read before each request. (A store of this
   // instance's own is read once, before serving: no middleware, so a request that matches one
   // handler alone is still dispatched synchronously.)
@@ -176,7 +237,7 @@ function buildApp(p: Provider, logger: Logger, accessLog = true): Hono {
 export function createApp(options: IdpAppOptions): Hono {
   const p = createProvider(options);
   p.warmUp();
-  return buildApp(p, p.logger, options.accessLog);
+  return buildApp(p, p.logger, options.accessLog, options.issuersByPath);
 }
 
 /** Builds the app once the stored settings (clock, key endpoint mode, scenarios) are read; keys load in the background. */
@@ -184,7 +245,7 @@ export async function loadApp(options: IdpAppOptions): Promise<Hono> {
   const p = createProvider(options);
   await p.sync();
   p.warmUp();
-  return buildApp(p, p.logger, options.accessLog);
+  return buildApp(p, p.logger, options.accessLog, options.issuersByPath);
 }
 
 /** Builds the app and waits until the signing keys are ready. */
@@ -192,5 +253,5 @@ export async function createIdp(options: IdpAppOptions): Promise<{ app: Hono; pr
   const provider = createProvider(options);
   await provider.sync();
   await provider.keys();
-  return { app: buildApp(provider, provider.logger, options.accessLog), provider };
+  return { app: buildApp(provider, provider.logger, options.accessLog, options.issuersByPath), provider };
 }

@@ -38,3 +38,12 @@ describe("optionsFromEnv", () => {
     await expect(optionsFromEnv({ IDP_REDIRECT_URIS: "[1]" })).rejects.toThrow(/IDP_REDIRECT_URIS/);
   });
 });
+
+describe("IDP_ISSUERS_BY_PATH", () => {
+  it("on/off (true/false, 1/0); anything else is an error naming the variable", async () => {
+    expect((await optionsFromEnv({ IDP_ISSUERS_BY_PATH: "off" })).issuersByPath).toBe(false);
+    expect((await optionsFromEnv({ IDP_ISSUERS_BY_PATH: "ON" })).issuersByPath).toBe(true);
+    expect((await optionsFromEnv({})).issuersByPath).toBeUndefined();
+    await expect(optionsFromEnv({ IDP_ISSUERS_BY_PATH: "maybe" })).rejects.toThrow(/IDP_ISSUERS_BY_PATH/);
+  });
+});

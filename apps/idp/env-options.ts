@@ -50,6 +50,13 @@ function parseMillis(variable: string, value: string): number {
   return n;
 }
 
+function parseSwitch(variable: string, value: string): boolean {
+  const v = value.trim().toLowerCase();
+  if (["on", "true", "1"].includes(v)) return true;
+  if (["off", "false", "0"].includes(v)) return false;
+  throw new EnvOptionError(variable, 'expected "on" or "off"');
+}
+
 /**
  * The options set by `IDP_*` variables; unset or empty variables leave the option out. Async only
  * because the YAML parser is loaded when `IDP_USERS` needs it.
@@ -84,6 +91,8 @@ export async function optionsFromEnv(env: Env): Promise<Partial<IdpAppOptions>> 
   }
   const audience = get("IDP_ACCESS_TOKEN_AUDIENCE");
   if (audience !== undefined) out.accessTokenAudience = audience.trim();
+  const byPath = get("IDP_ISSUERS_BY_PATH");
+  if (byPath !== undefined) out.issuersByPath = parseSwitch("IDP_ISSUERS_BY_PATH", byPath);
   const tokenSlow = get("IDP_TOKEN_SLOW_MS");
   if (tokenSlow !== undefined) out.tokenSlowMs = parseMillis("IDP_TOKEN_SLOW_MS", tokenSlow);
   const jwksSlow = get("IDP_JWKS_SLOW_MS");

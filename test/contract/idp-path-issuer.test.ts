@@ -99,7 +99,8 @@ describe("path-based issuer", () => {
       expect(jwks.headers.get("allow")).toBe("GET");
       await jwks.arrayBuffer();
     }
-    for (const path of [`${PREFIX}/nowhere`, `${PREFIX}x/token`, "/nowhere/token"]) {
+    // (`/nowhere/token` is the token endpoint of the issuer by path `/nowhere`: idp-issuers.test.ts.)
+    for (const path of [`${PREFIX}/nowhere`, `${PREFIX}x/token`, "/nowhere/token/more", "/realms/other/token"]) {
       const res = await fetch(`${idp.base}${path}`);
       expect(res.status, path).toBe(404);
       expect(res.headers.get("x-request-id")).toBeTruthy();

@@ -5,6 +5,7 @@
  */
 import type { JWK } from "jose";
 import type { Logger } from "../../../lib/log.ts";
+import { namespaceOf, namespacedStore } from "../state/namespace.ts";
 import type { IdpStateStore, RecordOptions, StateKind } from "../state/store.ts";
 import { buildClients, type Client, type ClientConfig } from "./clients.ts";
 import type { User } from "./claims.ts";
@@ -21,6 +22,10 @@ export interface ProviderOptions {
   clientId?: string;
   clientSecret?: string;
   redirectUris?: string[];
+  /** Post-logout redirect URIs of the configured client. */
+  postLogoutRedirectUris?: string[];
+  /** Origins allowed to read answers from a page beyond the redirect URIs' (`*`: any). */
+  corsOrigins?: string[];
   users?: unknown;
   clients?: ClientConfig[];
   signingKeys?: unknown;
@@ -72,6 +77,26 @@ interface SharedSettings {
 
 const SETTING = { clockOffset: "clock_offset_ms", jwksMode: "jwks_mode", scenarios: "scenarios_version", keys: "keys_version" } as const;
 
+/** Issuers by path whose provider objects are kept (the state of any issuer stays in the store). */
+const MAX_PATH_ISSUERS = 256;
+
+interface Core {
+  settings: SharedSettings;
+  /** The first read of the stored settings (an unshared store is read only then). */
+  loaded?: Promise<void>;
+  scenariosRead: boolean;
+  registry: ScenarioRegistry;
+  keyRing?: Promise<KeyRing>;
+  /** The key ring once loaded, for answers that must not wait a tick (the /jwks fast path). */
+  loadedKeyRing?: KeyRing;
+  writes: number;
+  pruning: boolean;
+  lastLimitWarning: number;
+  interned: Map<string, string>;
+  issuers: Map<string, Provider>;
+  root: Provider;
+}
+
 export class Provider {
   readonly clients: Map<string, Client>;
   readonly random: RandomBytes;
@@ -80,31 +105,63 @@ export class Provider {
   readonly issuerPath: string;
   private readonly seeded: SeededUser[];
   private readonly configuredKeys: Partial<Record<Kid, JWK>>;
-  private registry: ScenarioRegistry;
-  private settings: SharedSettings = { clockOffsetMs: 0, jwksMode: "normal", scenariosVersion: "", keysVersion: "" };
-  /** The first read of the stored settings (an unshared store is read only then). */
-  private loaded?: Promise<void>;
-  private scenariosRead = false;
-  private keyRing?: Promise<KeyRing>;
-  /** The key ring once loaded, for answers that must not wait a tick (the /jwks fast path). */
-  private loadedKeyRing?: KeyRing;
-  private writes = 0;
-  private pruning = false;
-  private lastLimitWarning = -Infinity;
-  private readonly interned = new Map<string, string>();
+  /** The name of an issuer by path (`/{name}/...`); undefined for the configured issuer. */
+  readonly issuerName?: string;
+  /** This issuer's records in the store (state/namespace.ts). */
+  readonly state: IdpStateStore;
+  /** The IdP session cookie's name: each issuer has its own sessions. */
+  readonly sessionCookie: string;
+  /** What every issuer of the provider shares (settings, scenarios, keys, counters). */
+  private readonly core: Core;
 
-  constructor(readonly options: ProviderOptions) {
+  constructor(readonly options: ProviderOptions, parent?: { provider: Provider; name: string }) {
     this.random = options.random ?? pooledCryptoRandom();
     this.logger = options.logger;
-    this.clients = buildClients(options);
-    this.seeded = parseSeededUsers(options.users);
-    this.configuredKeys = parseConfiguredKeys(options.signingKeys); // fail at start-up, not at the first login
+    this.clients = parent?.provider.clients ?? buildClients(options);
+    this.seeded = parent ? parent.provider.seeded : parseSeededUsers(options.users);
+    this.configuredKeys = parent ? parent.provider.configuredKeys : parseConfiguredKeys(options.signingKeys); // fail at start-up, not at the first login
     this.issuerPath = issuerPathOf(options.issuer);
-    this.registry = this.buildRegistry([]);
+    this.issuerName = parent?.name;
+    this.state = namespacedStore(options.state, namespaceOf(this.issuerName));
+    this.sessionCookie = parent ? `idp_session.${parent.name}` : "idp_session";
+    this.core = parent?.provider.core ?? {
+      settings: { clockOffsetMs: 0, jwksMode: "normal", scenariosVersion: "", keysVersion: "" },
+      scenariosRead: false,
+      registry: this.buildRegistry([]),
+      writes: 0,
+      pruning: false,
+      lastLimitWarning: -Infinity,
+      interned: new Map(),
+      issuers: new Map(),
+      root: this,
+    };
   }
 
-  get state(): IdpStateStore {
+  /** The whole store, every issuer's records (pruning, back-channel logout on expiry). */
+  get store(): IdpStateStore {
     return this.options.state;
+  }
+
+  /** The configured issuer's provider (this one, unless this is an issuer by path). */
+  get root(): Provider {
+    return this.core.root;
+  }
+
+  /**
+   * The provider of the issuer by path `name` (its issuer: the configured one plus `/{name}`).
+   * Built once per name (at most MAX_PATH_ISSUERS kept; one built again later is the same
+   * issuer, its state being in the store).
+   */
+  pathIssuer(name: string): Provider {
+    const issuers = this.core.issuers;
+    let issuer = issuers.get(name);
+    if (!issuer) {
+      if (issuers.size >= MAX_PATH_ISSUERS) issuers.delete(issuers.keys().next().value!);
+      const root = this.core.root;
+      issuer = new Provider({ ...root.options, issuer: `${root.options.issuer.replace(/\/+$/, "")}/${name}` }, { provider: root, name });
+      issuers.set(name, issuer);
+    }
+    return issuer;
   }
 
   // -- settings shared between instances -----------------------------------------------------
@@ -115,9 +172,9 @@ export class Provider {
    * key endpoint mode, added a scenario or rotated the keys a moment ago). One small query.
    */
   sync(): Promise<void> {
-    if (!this.state.shared && this.loaded) return this.loaded;
+    if (!this.state.shared && this.core.loaded) return this.core.loaded;
     const read = this.readSettings();
-    this.loaded ??= read;
+    this.core.loaded ??= read;
     return read;
   }
 
@@ -131,14 +188,14 @@ export class Provider {
       scenariosVersion: String(stored.get(SETTING.scenarios) ?? ""),
       keysVersion: String(stored.get(SETTING.keys) ?? ""),
     };
-    const scenariosChanged = !this.scenariosRead || next.scenariosVersion !== this.settings.scenariosVersion;
-    const keysChanged = next.keysVersion !== this.settings.keysVersion;
-    this.settings = next;
+    const scenariosChanged = !this.core.scenariosRead || next.scenariosVersion !== this.core.settings.scenariosVersion;
+    const keysChanged = next.keysVersion !== this.core.settings.keysVersion;
+    this.core.settings = next;
     if (scenariosChanged) {
-      this.scenariosRead = true;
-      this.registry = this.buildRegistry(await this.state.entries<SeededUser>("scenario"));
+      this.core.scenariosRead = true;
+      this.core.registry = this.buildRegistry(await this.state.entries<SeededUser>("scenario"));
     }
-    if (keysChanged && this.keyRing) await this.reloadKeys();
+    if (keysChanged && this.core.keyRing) await this.reloadKeys();
   }
 
   private newVersion(): string {
@@ -156,11 +213,11 @@ export class Provider {
   // -- clock -----------------------------------------------------------------------------------
 
   clockOffsetMs(): number {
-    return this.settings.clockOffsetMs;
+    return this.core.settings.clockOffsetMs;
   }
 
   now(): number {
-    return this.options.now() + this.settings.clockOffsetMs;
+    return this.options.now() + this.core.settings.clockOffsetMs;
   }
 
   /** Moves the provider clock forward; concurrent moves at several instances all count. */
@@ -173,7 +230,7 @@ export class Provider {
           ? await this.state.add("setting", SETTING.clockOffset, next, this.now())
           : await this.state.swap("setting", SETTING.clockOffset, stored, next);
       if (done) {
-        this.settings = { ...this.settings, clockOffsetMs: next };
+        this.core.settings = { ...this.core.settings, clockOffsetMs: next };
         return;
       }
     }
@@ -195,10 +252,10 @@ export class Provider {
    * the same user do not each hold their own. The table is dropped when it gets large.
    */
   intern(value: string): string {
-    const known = this.interned.get(value);
+    const known = this.core.interned.get(value);
     if (known !== undefined) return known;
-    if (this.interned.size >= 10_000) this.interned.clear();
-    this.interned.set(value, value);
+    if (this.core.interned.size >= 10_000) this.core.interned.clear();
+    this.core.interned.set(value, value);
     return value;
   }
 
@@ -220,32 +277,32 @@ export class Provider {
    * by its request rather than left running: an edge runtime may end work a response left behind.
    */
   private async counted(): Promise<void> {
-    if (++this.writes % PRUNE_EVERY !== 0 || this.pruning) return;
-    this.pruning = true;
+    if (++this.core.writes % PRUNE_EVERY !== 0 || this.core.pruning) return;
+    this.core.pruning = true;
     try {
       const dropped = await this.state.prune(this.now(), MAX_LIVE);
       for (const [kind, n] of Object.entries(dropped)) {
-        if (n! > 0 && Date.now() - this.lastLimitWarning > 60_000) {
-          this.lastLimitWarning = Date.now();
+        if (n! > 0 && Date.now() - this.core.lastLimitWarning > 60_000) {
+          this.core.lastLimitWarning = Date.now();
           this.logger.warn("state limit reached: oldest records dropped", { kind, dropped: n, max: MAX_LIVE[kind as StateKind] });
         }
       }
     } catch (err) {
       this.logger.warn("state pruning failed", { error: (err as Error).message });
     } finally {
-      this.pruning = false;
+      this.core.pruning = false;
     }
   }
 
   // -- key endpoint mode -----------------------------------------------------------------------
 
   jwksMode(): JwksMode {
-    return this.settings.jwksMode;
+    return this.core.settings.jwksMode;
   }
 
   async setJwksMode(mode: JwksMode): Promise<void> {
     await this.state.set("setting", SETTING.jwksMode, mode);
-    this.settings = { ...this.settings, jwksMode: mode };
+    this.core.settings = { ...this.core.settings, jwksMode: mode };
   }
 
   // -- users and scenarios ---------------------------------------------------------------------
@@ -258,7 +315,7 @@ export class Provider {
   }
 
   scenarios(): ScenarioRegistry {
-    return this.registry;
+    return this.core.registry;
   }
 
   async addScenario(user: SeededUser): Promise<void> {
@@ -269,14 +326,14 @@ export class Provider {
   private async scenariosChanged(): Promise<void> {
     const version = this.newVersion();
     await this.state.set("setting", SETTING.scenarios, version);
-    this.settings = { ...this.settings, scenariosVersion: version };
-    this.registry = this.buildRegistry(await this.state.entries<SeededUser>("scenario"));
+    this.core.settings = { ...this.core.settings, scenariosVersion: version };
+    this.core.registry = this.buildRegistry(await this.state.entries<SeededUser>("scenario"));
   }
 
   /** The user behind a typed login: its scenario if there is one, else the synthetic user. */
   async resolveUser(typed: string): Promise<User> {
     const login = this.intern(normalizeLogin(typed));
-    const scenario = this.registry.get(login);
+    const scenario = this.core.registry.get(login);
     const sub = scenario?.sub ?? (await syntheticSub(login));
     const user: User = { login, sub };
     if (scenario) user.scenario = scenario;
@@ -289,7 +346,7 @@ export class Provider {
   /** Clears these kinds (settings among them: the clock and the key endpoint mode go back to their defaults). */
   async reset(kinds: readonly StateKind[]): Promise<void> {
     await this.state.clear(kinds);
-    if (kinds.includes("setting")) this.settings = { ...this.settings, clockOffsetMs: 0, jwksMode: "normal", keysVersion: "" };
+    if (kinds.includes("setting")) this.core.settings = { ...this.core.settings, clockOffsetMs: 0, jwksMode: "normal", keysVersion: "" };
     await this.scenariosChanged();
   }
 
@@ -301,25 +358,25 @@ export class Provider {
    * time, the first to store it wins and the others take its key.
    */
   keys(): Promise<KeyRing> {
-    this.keyRing ??= (async () => {
+    this.core.keyRing ??= (async () => {
       const stored = Object.fromEntries(await this.state.entries<JWK>("key")) as Partial<Record<Kid, JWK>>;
       return loadKeyRing({
         configured: this.options.signingKeys,
         stored,
         save: async (kid, jwk) => ((await this.state.add("key", kid, jwk, this.now())) ? jwk : ((await this.state.get<JWK>("key", kid)) ?? jwk)),
       });
-    })().then((ring) => (this.loadedKeyRing = ring));
-    return this.keyRing;
+    })().then((ring) => (this.core.loadedKeyRing = ring));
+    return this.core.keyRing;
   }
 
   /** The key ring if it has finished loading, else undefined (then await `keys()`). */
   loadedKeys(): KeyRing | undefined {
-    return this.loadedKeyRing;
+    return this.core.loadedKeyRing;
   }
 
   private reloadKeys(): Promise<KeyRing> {
-    this.keyRing = undefined;
-    this.loadedKeyRing = undefined;
+    this.core.keyRing = undefined;
+    this.core.loadedKeyRing = undefined;
     return this.keys();
   }
 
@@ -343,7 +400,7 @@ export class Provider {
     await this.state.set("key", "dev-key-1", next);
     const version = this.newVersion();
     await this.state.set("setting", SETTING.keys, version);
-    this.settings = { ...this.settings, keysVersion: version };
+    this.core.settings = { ...this.core.settings, keysVersion: version };
     return this.reloadKeys();
   }
 
@@ -353,8 +410,8 @@ export class Provider {
       .then(() => this.keys())
       .catch((err) => {
         this.logger.error("signing keys unavailable", { error: (err as Error).message });
-        this.keyRing = undefined;
-        this.loadedKeyRing = undefined;
+        this.core.keyRing = undefined;
+        this.core.loadedKeyRing = undefined;
       });
   }
 }

@@ -15,7 +15,7 @@ import type { Provider } from "../domain/provider.ts";
 import { constantTimeEqual } from "../domain/random.ts";
 import { LIFETIME_MS, type CodeRecord, type SessionRecord } from "../domain/records.ts";
 import { loginPage } from "../pages/login.ts";
-import { SESSION_COOKIE, currentSession, readForm, redirectWith, samePath, toParams, type Params } from "./http.ts";
+import { currentSession, readForm, redirectWith, samePath, toParams, type Params } from "./http.ts";
 
 /** The request parameters the login page carries as hidden inputs. */
 export const AUTHORIZE_PARAMS = [
@@ -209,7 +209,7 @@ async function handle(c: Context, p: Provider, params: Params, form: Params | un
     p.put("session", sessionId, session, { pruneAt: session.expires_at, group: user.sub }),
     stored,
   ]);
-  setCookie(c, SESSION_COOKIE, sessionId, { httpOnly: true, sameSite: "Lax", path: "/", maxAge: LIFETIME_MS.session / 1000 });
+  setCookie(c, p.sessionCookie, sessionId, { httpOnly: true, sameSite: "Lax", path: "/", maxAge: LIFETIME_MS.session / 1000 });
   return codeRedirect(c, p, req, code);
 }
 

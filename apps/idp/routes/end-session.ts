@@ -10,7 +10,7 @@ import type { Provider } from "../domain/provider.ts";
 import { loadJose } from "../../../lib/oauth/jose.ts";
 import type { SessionRecord } from "../domain/records.ts";
 import { messagePage } from "../pages/layout.ts";
-import { SESSION_COOKIE, currentSession, readForm, redirectWith, toParams, type Params } from "./http.ts";
+import { currentSession, readForm, redirectWith, toParams, type Params } from "./http.ts";
 
 async function hintSubject(hint: string): Promise<string> {
   const { decodeJwt } = await loadJose();
@@ -38,7 +38,7 @@ function checkPostLogoutUri(p: Provider, uri: string, clientId: string | undefin
 }
 
 async function endSession(c: Context, p: Provider, params: Params): Promise<Response> {
-  deleteCookie(c, SESSION_COOKIE, { path: "/", httpOnly: true, sameSite: "Lax" });
+  deleteCookie(c, p.sessionCookie, { path: "/", httpOnly: true, sameSite: "Lax" });
   if (params.duplicates.length > 0) throw new PageError(400, "Invalid logout request", `parameter repeated: ${params.duplicates.join(", ")}`);
   const v = params.values;
   const hint = v.get("id_token_hint");
@@ -61,7 +61,7 @@ export function registerEndSession(app: Hono, p: Provider): void {
   app.post("/end-session", async (c) => {
     const form = await readForm(c);
     if (!form) {
-      deleteCookie(c, SESSION_COOKIE, { path: "/" });
+      deleteCookie(c, p.sessionCookie, { path: "/" });
       throw new PageError(400, "Invalid logout request", "the body must be application/x-www-form-urlencoded");
     }
     return endSession(c, p, form);

@@ -6,6 +6,7 @@ import type { Provider } from "../domain/provider.ts";
 import type { SessionRecord } from "../domain/records.ts";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
+/** The configured issuer's session cookie (an issuer by path has its own: Provider.sessionCookie). */
 export const SESSION_COOKIE = "idp_session";
 
 export interface Params {
@@ -55,7 +56,7 @@ export function redirectWith(c: Context, target: string, params: Record<string, 
 
 /** The live IdP session named by the request's cookie, if any. */
 export async function currentSession(c: Context, p: Provider): Promise<{ id: string; session: SessionRecord } | undefined> {
-  const id = getCookie(c, SESSION_COOKIE);
+  const id = getCookie(c, p.sessionCookie);
   if (!id) return undefined;
   const session = await p.state.get<SessionRecord>("session", id);
   if (!session || session.expires_at <= p.now()) return undefined;

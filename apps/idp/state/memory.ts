@@ -71,6 +71,10 @@ export class MemoryStateStore implements IdpStateStore {
     return [...this.map(kind)].map(([k, e]) => [k, e.value as T]);
   }
 
+  async groupEntries<T>(kind: StateKind, group: string): Promise<[string, T][]> {
+    return [...this.map(kind)].filter(([, e]) => e.group === group).map(([k, e]) => [k, e.value as T]);
+  }
+
   async clear(kinds: readonly StateKind[]): Promise<void> {
     for (const k of kinds) this.map(k).clear();
   }

@@ -111,6 +111,10 @@ export async function sqlStateStore(sql: SqlStore, options: SqlStateStoreOptions
       const rows = await sql.query<{ key: string; value: string }>("SELECT key, value FROM idp_state WHERE kind = ? ORDER BY rowid", [kind]);
       return rows.map((r) => [r.key, JSON.parse(r.value) as T] as [string, T]);
     },
+    async groupEntries<T>(kind: StateKind, group: string) {
+      const rows = await sql.query<{ key: string; value: string }>("SELECT key, value FROM idp_state WHERE grp = ? AND kind = ? ORDER BY rowid", [group, kind]);
+      return rows.map((r) => [r.key, JSON.parse(r.value) as T] as [string, T]);
+    },
     async clear(kinds) {
       if (kinds.length === 0) return;
       await sql.execute(`DELETE FROM idp_state WHERE kind IN (${kindList(kinds)})`, [...kinds]);

@@ -17,6 +17,8 @@ export const STATE_KINDS = [
   "device_grant",
   "user_code",
   "replay",
+  /** A client with a back-channel logout URI that got tokens in a session (group: the session's sid). */
+  "logout_client",
   "scenario",
   "key",
   "setting",
@@ -57,6 +59,8 @@ export interface IdpStateStore {
   deleteGroup(kinds: readonly StateKind[], group: string): Promise<void>;
   /** Records of a kind, oldest first. */
   entries<T>(kind: StateKind): Promise<[string, T][]>;
+  /** Records of a kind in one group, oldest first. */
+  groupEntries<T>(kind: StateKind, group: string): Promise<[string, T][]>;
   clear(kinds: readonly StateKind[]): Promise<void>;
   /**
    * Drops records whose prune time has passed, then the oldest records of each kind in `limits`
