@@ -100,8 +100,9 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
 
   const ready = (async () => {
     await applyMigrations(ctx.store, SESSION_MIGRATIONS);
-    const recovered = await recoverAfterRestart(ctx);
+    const { adopted, ...recovered } = await recoverAfterRestart(ctx);
     if (recovered.sessions || recovered.executions) logger.info("closed what a previous run left alive", recovered);
+    if (adopted) logger.info("live sessions whose runtimes outlived the service's memory kept live", { sessions: adopted });
   })();
   ready.catch((err) => logger.error("session store could not be prepared", errorFields(err)));
 

@@ -7,6 +7,9 @@
  * startup file that escapes the worktree or is missing, STARTUP_FAILED for anything that goes
  * wrong in the runtime (a library or startup file that throws, a library gone from the directory).
  */
+import { MAX_JSON_DEPTH, valueDepth } from "../../../lib/http/json-limits.ts";
+import { checkAbsolutePath } from "../../../lib/files/paths.ts";
+import { FileTreeError } from "../../../lib/files/tree.ts";
 import type { SessionSpec } from "../live/types.ts";
 import * as db from "../store/sessions.ts";
 import { failExecutionsOfPreviousRun } from "../store/executions.ts";
@@ -36,7 +39,17 @@ export async function createSession(ctx: ServiceContext, input: CreateSessionInp
   await requireTemplate(ctx, input.template_id);
   const root = input.worktree_path;
   if (!root.startsWith("/")) throw invalidWorktree("worktree_path must be an absolute path", root);
-  if ((await ctx.worktrees.kind(root, "")) !== "directory") {
+  // A name the file system would refuse (NUL, over 255 bytes) is refused here, before anything is
+  // stored, on every runtime alike.
+  let kind: Awaited<ReturnType<typeof ctx.worktrees.kind>>;
+  try {
+    checkAbsolutePath(root);
+    kind = await ctx.worktrees.kind(root, "");
+  } catch (err) {
+    if (err instanceof FileTreeError) throw invalidWorktree(`worktree_path is not a valid path: ${err.message.replace(/^invalid path:? ?/, "")}`, root);
+    throw err;
+  }
+  if (kind !== "directory") {
     throw invalidWorktree(
       ctx.worktreeUploads
         ? `worktree_path is not an existing directory: on this deployment worktrees live in storage, not on a disk; upload the files first with PUT /api/v1/worktree-files?root=${encodeURIComponent(root)}&path=<file> (docs/sessions.md)`
@@ -82,6 +95,12 @@ async function sessionSpec(ctx: ServiceContext, session: SessionRecord): Promise
     listEntries(ctx.store, "template_libraries", templateId),
     listStartupFiles(ctx.store, templateId),
   ]);
+  // Configs are bounded when they are stored; a row stored before that (or by hand) must not reach
+  // a thread or the sandbox, whose copies would run out of stack.
+  const deep = capabilities.find((c) => valueDepth(c.config) > MAX_JSON_DEPTH - 1);
+  if (deep) {
+    throw new SessionServiceError("STARTUP_FAILED", `the config of the ${deep.kind} capability ${deep.name} is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   const unavailable = modules.filter((m) => !(ctx.modules as readonly string[]).includes(m.name));
   if (unavailable.length > 0) {
     throw new SessionServiceError("STARTUP_FAILED", `module ${unavailable[0]!.name} is not in this daemon's module catalog`);
@@ -139,13 +158,17 @@ export async function closeSession(ctx: ServiceContext, id: string): Promise<Ses
   return requireSession(ctx, id);
 }
 
-/** At start: nothing is live yet, so what the last process had alive is closed, and its
- * running executions end as errors. */
-export async function recoverAfterRestart(ctx: ServiceContext): Promise<{ sessions: number; executions: number }> {
+/** At start: what the last process had alive is closed, and its running executions end as
+ * errors; except ready sessions whose runtime outlived the service's memory (`live.adopt`: on
+ * workerd the service's object can be evicted while sessions sit idle), which stay ready. */
+export async function recoverAfterRestart(ctx: ServiceContext): Promise<{ sessions: number; executions: number; adopted: number }> {
   const at = timestamp(ctx.clock());
   const executions = await failExecutionsOfPreviousRun(ctx.store, at, RESTART_EXECUTION_ERROR);
-  const sessions = await db.closeSessionsOfPreviousRun(ctx.store, at, RESTART_SESSION_ERROR);
-  return { sessions, executions };
+  const ready = ctx.live.adopt ? await db.listSessions(ctx.store, "ready") : [];
+  const adopted = ready.length ? new Set(await ctx.live.adopt!(ready.map((s) => s.id))) : new Set<string>();
+  for (const session of ready) if (adopted.has(session.id)) ctx.liveSessions.set(session.id, session);
+  const sessions = await db.closeSessionsOfPreviousRun(ctx.store, at, RESTART_SESSION_ERROR, [...adopted]);
+  return { sessions, executions, adopted: adopted.size };
 }
 
 /** The live layer lost these runtimes outside any call (a crashed or hung worker). */

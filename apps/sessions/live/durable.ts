@@ -10,8 +10,16 @@
  *
  * Caveat (measured): in local workerd (wrangler dev, miniflare) every Durable Object and Worker
  * runs on ONE thread, so a running execution holds that thread for up to `cpu_ms` and every other
- * request waits (a 2 s loop delayed /health by 1.8 s). In production, objects run apart. While a
- * runtime is live the object keeps a timer pending so the runtime is not evicted when idle.
+ * request waits (a 2 s loop delayed /health by 1.8 s). In production, objects run apart.
+ *
+ * Idle sessions: workerd evicts a Durable Object some time after its last event (measured under
+ * `wrangler dev`: about 10-15 s; in production 70-140 s), and a pending `setInterval` does not
+ * count as an event, so the sandbox, which lives only in the object's memory, would go with it.
+ * While a runtime is live the object therefore sets an alarm every KEEP_ALIVE_MS (an alarm is an
+ * event), and clears it on close. The service's own object may still be evicted between
+ * requests; when it starts again it asks each session's object (`POST /status`) whether the
+ * runtime is still there (`adopt`), so only runtimes really gone (a restart of the daemon) are
+ * closed as left over from a previous run.
  */
 import { r2FileTree, type R2BucketLike } from "../../../lib/files/r2.ts";
 import { loadQuickJS, type SandboxEngine } from "../../../lib/sandbox/index.ts";
@@ -46,6 +54,11 @@ export interface SessionObjectStub {
   fetch(input: string, init?: { method?: string; body?: string; headers?: Record<string, string> }): Promise<Response>;
 }
 
+/** The slice of a `DurableObjectState` used here (structural: no workers types). */
+export interface SessionObjectState {
+  storage: { setAlarm(scheduledTime: number): Promise<void>; deleteAlarm(): Promise<void> };
+}
+
 /** The slice of a `DurableObjectNamespace` binding used here (structural: no workers types). */
 export interface SessionObjectNamespace {
   idFromName(name: string): unknown;
@@ -55,7 +68,8 @@ export interface SessionObjectNamespace {
 type WireError = { code?: LiveErrorCode; message: string };
 type Line = { event: LiveEvent } | { outcome: ExecutionOutcome } | { error: WireError };
 
-const KEEP_ALIVE_MS = 30_000;
+/** How often a live runtime's object wakes itself: well inside the shortest eviction window (10 s). */
+export const KEEP_ALIVE_MS = 4_000;
 
 function json(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
@@ -75,10 +89,11 @@ export function sessionRuntimeObject<Env>(options: SessionRuntimeObjectOptions<E
   let engine: Promise<SandboxEngine> | undefined;
   return class SessionRuntimeObject {
     private runtime: SessionRuntime | undefined;
-    private keepAlive: ReturnType<typeof setInterval> | undefined;
     private readonly live: LiveRuntimeOptions;
+    private readonly state: SessionObjectState;
 
-    constructor(_ctx: unknown, env: Env) {
+    constructor(ctx: SessionObjectState, env: Env) {
+      this.state = ctx;
       this.live = {
         worktrees: r2FileTree(options.worktrees(env)),
         hostEnv: options.hostEnv?.(env),
@@ -92,8 +107,11 @@ export function sessionRuntimeObject<Env>(options: SessionRuntimeObjectOptions<E
         if (request.method === "POST" && pathname === "/open") return await this.open((await request.json()) as SessionSpec);
         if (request.method === "POST" && pathname === "/execute") return this.execute((await request.json()) as ExecutionRequest);
         if (request.method === "POST" && pathname === "/close") {
-          this.close();
+          await this.close();
           return new Response(null, { status: 204 });
+        }
+        if (request.method === "POST" && pathname === "/status") {
+          return this.runtime?.live ? new Response(null, { status: 204 }) : json(404, { code: "SESSION_NOT_LIVE", message: "this session has no live runtime" });
         }
         return json(404, { message: "not found" });
       } catch (err) {
@@ -102,16 +120,22 @@ export function sessionRuntimeObject<Env>(options: SessionRuntimeObjectOptions<E
     }
 
     private async open(spec: SessionSpec): Promise<Response> {
-      this.close(); // a leftover of an earlier life of this id
+      await this.close(); // a leftover of an earlier life of this id
       engine ??= loadQuickJS({ wasmModule: options.wasmModule, maxHeapMb: options.maxHeapMb ?? 256 });
       try {
         this.runtime = await SessionRuntime.open(await engine, spec, this.live);
       } catch (err) {
         return json(422, wireError(err instanceof LiveRuntimeError ? err : new LiveRuntimeError("STARTUP_FAILED", (err as Error).message)));
       }
-      // A pending timer keeps an idle object (and its sandbox) from being evicted.
-      this.keepAlive = setInterval(() => {}, KEEP_ALIVE_MS);
+      // An alarm keeps an idle object (and its sandbox) from being evicted (see the top).
+      await this.state.storage.setAlarm(Date.now() + KEEP_ALIVE_MS);
       return new Response(null, { status: 204 });
+    }
+
+    /** The keep-alive: set again while the runtime is live. An object that wakes without one (it
+     * was evicted anyway, or the daemon restarted) lets the alarm lapse. */
+    async alarm(): Promise<void> {
+      if (this.runtime?.live) await this.state.storage.setAlarm(Date.now() + KEEP_ALIVE_MS);
     }
 
     private execute(request: ExecutionRequest): Response {
@@ -127,17 +151,17 @@ export function sessionRuntimeObject<Env>(options: SessionRuntimeObjectOptions<E
         (err: unknown) => send({ error: wireError(err) }),
       );
       void done.finally(() => {
-        if (!runtime.live) this.close();
+        if (!runtime.live) void this.close().catch(() => {});
         void writer.close().catch(() => {});
       });
       return new Response(readable, { headers: { "content-type": "application/x-ndjson" } });
     }
 
-    private close(): void {
-      if (this.keepAlive !== undefined) clearInterval(this.keepAlive);
-      this.keepAlive = undefined;
+    private async close(): Promise<void> {
+      const had = this.runtime !== undefined;
       this.runtime?.close();
       this.runtime = undefined;
+      if (had) await this.state.storage.deleteAlarm();
     }
   };
 }
@@ -235,6 +259,23 @@ export function durableRuntimes(namespace: SessionObjectNamespace): LiveRuntimes
     close,
 
     liveIds: () => [...live],
+
+    async adopt(sessionIds) {
+      const alive = await Promise.all(
+        sessionIds.map(async (id) => {
+          try {
+            const res = await post(id, "/status");
+            await res.body?.cancel();
+            return res.status === 204;
+          } catch {
+            return false;
+          }
+        }),
+      );
+      const adopted = sessionIds.filter((_, i) => alive[i]);
+      for (const id of adopted) live.add(id);
+      return adopted;
+    },
 
     async shutdown() {
       await Promise.all([...live].map((id) => close(id).catch(() => {})));

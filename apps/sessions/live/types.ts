@@ -101,6 +101,13 @@ export interface LiveRuntimes {
   close(sessionId: string): Promise<void>;
   /** Ids of the runtimes alive now. */
   liveIds(): string[];
+  /**
+   * Where runtimes can outlive the service's own memory (workerd: each lives in a Durable Object
+   * of its own, while the service's object may be evicted when idle and start again): of these
+   * ids, the ones whose runtime is still alive, now held live again. Absent where runtimes die
+   * with the process (Node, Deno threads): a start then means a restart.
+   */
+  adopt?(sessionIds: string[]): Promise<string[]>;
   /** Frees every runtime (server shutdown). */
   shutdown(): Promise<void>;
 }
