@@ -8,7 +8,9 @@ import type { JwksMode } from "../domain/records.ts";
 import { endpoints } from "./http.ts";
 
 export const DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
-export const GRANT_TYPES = ["authorization_code", "refresh_token", DEVICE_CODE_GRANT, "client_credentials"];
+/** RFC 8693 (token-exchange.ts). */
+export const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
+export const GRANT_TYPES = ["authorization_code", "refresh_token", DEVICE_CODE_GRANT, "client_credentials", TOKEN_EXCHANGE_GRANT];
 export const SCOPES = ["openid", "profile", "email", "offline_access"];
 const AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"];
 

@@ -5,6 +5,7 @@ import { revokeGrant } from "../domain/issue.ts";
 import type { Provider } from "../domain/provider.ts";
 import type { AccessTokenRecord, RefreshTokenRecord } from "../domain/records.ts";
 import { NO_STORE, readOAuthForm } from "./http.ts";
+import type { ExchangedTokenRecord } from "./token-exchange.ts";
 import { authenticate } from "./token.ts";
 
 type Found =
@@ -42,6 +43,10 @@ export function registerIntrospection(app: Hono, p: Provider): void {
     };
     if ("login" in r && r.login !== undefined) body.username = r.login;
     if (r.jkt) body.cnf = { jkt: r.jkt };
+    // An exchanged token (RFC 8693): its audience and who acts.
+    const exchanged = r as ExchangedTokenRecord;
+    if (exchanged.aud) body.aud = exchanged.aud.length === 1 ? exchanged.aud[0] : exchanged.aud;
+    if (exchanged.act) body.act = exchanged.act;
     return c.json(body, 200, NO_STORE);
   });
 

@@ -20,6 +20,7 @@ import {
 } from "../domain/records.ts";
 import { DEVICE_CODE_GRANT, GRANT_TYPES } from "./discovery.ts";
 import { checkProof } from "./dpop.ts";
+import { TOKEN_EXCHANGE_GRANT, tokenExchange } from "./token-exchange.ts";
 import { NO_STORE, endpoints, readOAuthForm, type Params } from "./http.ts";
 
 interface GrantContext {
@@ -179,6 +180,7 @@ const GRANTS: Record<string, (g: GrantContext) => Promise<TokenResponse>> = {
   refresh_token: refreshToken,
   [DEVICE_CODE_GRANT]: deviceCode,
   client_credentials: clientCredentials,
+  [TOKEN_EXCHANGE_GRANT]: (g) => tokenExchange({ p: g.p, client: g.client, form: g.form, issuer: g.issuer, applyScenario: (user) => applyTokenScenario(g.p, user) }),
 };
 
 /** Client authentication shared by /token, /device_authorization, /introspect and /revoke. */
