@@ -58,7 +58,7 @@ export const routesSection = defineSection({
     dev: booleanField({ default: false, description: "Development mode: reload the script when it changes, error messages in 500s, a dev page at /_routes" }),
     threads: stringField({ default: "2", description: "Sandbox threads running handlers (0: on the serving thread, for debugging)", check: wholeNumber(0, 64) }),
     issuer: stringField({ default: "http://127.0.0.1:5556", description: "OIDC issuer whose access tokens authenticate requests and where browsers sign in; a path (/idp) is this host's own origin plus that path, for an identity provider the script mounts there (empty: no authenticator)" }),
-    audience: stringField({ default: "", description: "Expected aud of JWT access tokens (empty: not checked)" }),
+    audience: stringField({ default: "", description: "Accepted aud of access tokens, comma-separated (empty: the sign-in client id; *: any)" }),
     "client-id": stringField({ default: "public-spa", description: "Client id for browser sign-in at the issuer (/auth/login; redirect URI <origin>/auth/callback)" }),
     "client-secret": stringField({ default: "", secret: true, description: "Its secret, for a confidential client" }),
     "policy-file": stringField({ default: "", description: "Policy (YAML or JSON) mapping roles to actions; ROUTES_POLICY gives one inline (neither: actions granted by the token's scope, roles, groups or permissions)" }),
@@ -334,7 +334,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     ["data", store ? `${config.db} (resources; audit ${config.values.audit === "auto" ? "db" : config.values.audit})` : undefined],
     ["authorized by", policyFile ? `policy file ${policyFile}` : inlinePolicy ? "the policy in ROUTES_POLICY" : "the token's scope, roles, groups or permissions"],
     ["sign-in", config.values.issuer ? `http://${server.hostname}:${server.port}/auth/login (client ${config.values["client-id"]} at ${issuer})` : undefined],
-    ["tokens from", config.values.issuer ? `${issuer}${config.values.audience ? ` (aud ${config.values.audience})` : ""}` : "nobody: authenticated routes answer 500"],
+    ["tokens from", config.values.issuer ? `${issuer} (aud ${config.values.audience || config.values["client-id"]})` : "nobody: authenticated routes answer 500"],
     ["config", configSourcesLine(config.profile, config.sources)],
   ]);
   runtime.onShutdown(async () => {

@@ -20,7 +20,7 @@ import type { FileTree } from "../../lib/files/tree.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { FetchHandler, ServeEnv } from "../../lib/runtime.ts";
 import type { HostValue } from "../../lib/sandbox/index.ts";
-import { compileRoutePlan, underPrefix, type RoutePattern, type RoutePlan, type RoutePlanInput } from "./plan.ts";
+import { compileRoutePlan, rawBelow, routingPath, underPrefix, type RoutePattern, type RoutePlan, type RoutePlanInput } from "./plan.ts";
 import { cookieMap, readBody, RequestBodyError, scriptRequest, type ScriptRequest } from "./request.ts";
 import { ResponseRuleError, toWebResponse, type Renderer } from "./response.ts";
 import type { ScriptRuntime } from "./script/runtime.ts";
@@ -357,7 +357,8 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
       try {
         body = await readBody(request, maxBodyBytes);
       } catch (err) {
-        if (err instanceof RequestBodyError) throw deny(new HostReply(err.status, err.code, err.message), err.code.toLowerCase());
+        // Past the limit the rest of the body is not read: the connection closes after the 413.
+        if (err instanceof RequestBodyError) throw deny(new HostReply(err.status, err.code, err.message, err.status === 413 ? { connection: "close" } : {}), err.code.toLowerCase());
         throw err;
       }
       const parsed = scriptRequest(request, url, { params, session: hostSession, ip, cookies, ...body });
@@ -487,7 +488,7 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     if (target.kind === "mount") {
       // The pipeline has passed: the request goes on as it came (its body was read: re-attached).
       const url = new URL(call.request.url);
-      if (target.strip && target.prefix !== "/") url.pathname = url.pathname.slice(target.prefix.length) || "/";
+      if (target.strip && target.prefix !== "/") url.pathname = rawBelow(url.pathname, target.prefix) || "/";
       const hasBody = call.bytes !== undefined && call.bytes.byteLength > 0;
       const forwarded = new Request(url, { method: call.request.method, headers: call.request.headers, body: hasBody ? (call.bytes as Uint8Array<ArrayBuffer>) : undefined });
       return { response: await target.handler(forwarded, { requestId: call.requestId, clientAddress: call.script.ip || undefined, mountPrefix: target.prefix }), sessionUsed: false };
@@ -526,18 +527,25 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     const requestId = env?.requestId ?? chooseRequestId(request.headers.get(REQUEST_ID_HEADER));
     const ip = env?.clientAddress ?? request.headers.get("cf-connecting-ip") ?? "";
 
+    // Mounts, exclusions and routes are matched on the path the mounted app will route.
+    // A runtime may hand over the target as the client wrote it (Deno keeps `/x/../y`): the URL
+    // parser's form is the one matched and the one a mounted app gets.
+    const routed = routingPath(url.href);
     for (const m of table.mounts) {
-      if (!underPrefix(path, m.prefix) || m.excludePrefixes.some((p) => underPrefix(path, p))) continue;
-      const rest = m.prefix === "/" ? path : path.slice(m.prefix.length);
+      if (!underPrefix(routed, m.prefix) || m.excludePrefixes.some((p) => underPrefix(routed, p))) continue;
+      const rest = rawBelow(path, m.prefix);
       if (m.kind === "static") return serveStatic(m.dir, request, rest);
-      if (!m.stripPrefix) return m.handler(request, { ...env, requestId, mountPrefix: m.prefix });
+      if (!m.stripPrefix) {
+        const forwarded = request.url === url.href ? request : new Request(url, { method: request.method, headers: request.headers, body: request.body, redirect: request.redirect, signal: request.signal, duplex: "half" } as RequestInit);
+        return m.handler(forwarded, { ...env, requestId, mountPrefix: m.prefix });
+      }
       const inner = new URL(url);
       inner.pathname = rest === "" ? "/" : rest;
       const forwarded = new Request(inner, { method: request.method, headers: request.headers, body: request.body, redirect: request.redirect, signal: request.signal, duplex: "half" } as RequestInit);
       return m.handler(forwarded, { ...env, requestId, mountPrefix: m.prefix });
     }
 
-    const routePath = path.length > 1 ? path.replace(/\/+$/, "") || "/" : path;
+    const routePath = routed.length > 1 ? routed.replace(/\/+$/, "") || "/" : routed;
     const found = match(request.method, routePath);
     if (!found) {
       const allow = allowedMethods(routePath);

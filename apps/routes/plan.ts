@@ -3,6 +3,7 @@
  * action and audit), checked once when the route is registered (never per request). The same
  * checks apply to a plan from a script (`httpmod`) and to one the host registers itself.
  */
+import { getPath } from "hono/utils/url";
 import * as v from "valibot";
 
 export interface ResourceSpec {
@@ -144,7 +145,8 @@ export function compileRoutePlan(input: unknown): RoutePlan & { parsed: RoutePat
   return plan;
 }
 
-/** Mount prefixes: "/" or "/a/b" (no trailing slash, no pattern syntax). */
+/** Mount prefixes: "/" or "/a/b" (no trailing slash, no pattern syntax), percent-escapes decoded
+ * as in `routingPath`, so they compare with it. */
 export function normalizePrefix(prefix: unknown, what = "mount prefix"): string {
   if (typeof prefix !== "string" || !prefix.startsWith("/")) throw new RoutePlanError(`${what} ${JSON.stringify(prefix)} must start with "/"`);
   const trimmed = prefix.replace(/\/+$/, "");
@@ -152,11 +154,37 @@ export function normalizePrefix(prefix: unknown, what = "mount prefix"): string 
   for (const segment of trimmed.split("/").slice(1)) {
     if (!LITERAL.test(segment) || segment === "." || segment === "..") throw new RoutePlanError(`${what} ${prefix}: segment ${JSON.stringify(segment)} is not a plain path segment`);
   }
-  return trimmed;
+  return routingPath(trimmed);
+}
+
+/**
+ * The path a request is matched on: decoded the way Hono decodes it before routing (every
+ * percent-escape but reserved characters and `%25`), so `/idp/%64ebug` is `/idp/debug`, with runs
+ * of slashes folded. The mounted services are Hono apps: the host decides on the path they will
+ * route, and a prefix or exclusion cannot be stepped around by encoding it. Takes a URL or a
+ * path.
+ */
+export function routingPath(urlOrPath: string): string {
+  const url = urlOrPath.startsWith("/") ? `http://host${urlOrPath}` : urlOrPath;
+  return getPath({ url } as Request).replace(/\/{2,}/g, "/");
 }
 
 /** Whether `path` is `prefix` or below it, on segment boundaries (`/static` is not `/staticfoo`). */
 export function underPrefix(path: string, prefix: string): boolean {
   if (prefix === "/") return true;
   return path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 47 /* / */);
+}
+
+/**
+ * The part of the raw (still encoded) `path` below a mount `prefix` that its routing path
+ * matched: the prefix's segments are skipped by count, since decoding never adds or removes a
+ * `/` (`%2F` stays encoded) and empty segments were folded for matching. "" when nothing is left.
+ */
+export function rawBelow(path: string, prefix: string): string {
+  if (prefix === "/") return path;
+  const segments = path.split("/");
+  let count = prefix.split("/").length - 1;
+  let i = 1;
+  for (; count > 0 && i < segments.length; i++) if (segments[i] !== "") count--;
+  return i >= segments.length ? "" : `/${segments.slice(i).join("/")}`;
 }

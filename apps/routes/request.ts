@@ -1,10 +1,12 @@
 /**
  * The request object a handler sees (spec: Request), built once per request on the host side and
  * copied into the sandbox as plain data. Header keys are lower case (decisions.md); a repeated
- * query key gives a list; JSON and form bodies are parsed, anything else is a string. A JSON body
- * that does not parse is 400 before any authentication.
+ * query key gives a list; JSON and form bodies (URL-encoded and multipart) are parsed, anything
+ * else is a string. A body that does not parse, or JSON nested too deep, is 400 before any
+ * authentication; a body over the limit is 413, counted while it streams.
  */
 import { parse as parseCookies } from "hono/utils/cookie";
+import { JsonDepthError, parseJsonBounded } from "../../lib/http/json-limits.ts";
 import type { HostValue } from "../../lib/sandbox/index.ts";
 import type { HostSession } from "./services.ts";
 
@@ -22,7 +24,7 @@ export interface ScriptRequest {
   rawBody: string;
 }
 
-export type BodyErrorCode = "INVALID_JSON" | "BODY_TOO_LARGE";
+export type BodyErrorCode = "INVALID_JSON" | "JSON_TOO_DEEP" | "INVALID_FORM" | "BODY_TOO_LARGE";
 
 export class RequestBodyError extends Error {
   readonly code: BodyErrorCode;
@@ -36,8 +38,8 @@ export class RequestBodyError extends Error {
 }
 
 /** Repeated keys become lists, in order. */
-export function multiMap(pairs: Iterable<[string, string]>): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = Object.create(null);
+export function multiMap<V>(pairs: Iterable<[string, V]>): Record<string, V | V[]> {
+  const out: Record<string, V | V[]> = Object.create(null);
   for (const [k, v] of pairs) {
     const had = out[k];
     out[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
@@ -58,22 +60,98 @@ export function cookieMap(headers: Headers): Record<string, string> {
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
+const MULTIPART_TYPE = /^multipart\/form-data\b/i;
 
-/** Reads the body (at most `maxBytes`) and parses it by content type. */
+const tooLarge = (maxBytes: number) => new RequestBodyError("BODY_TOO_LARGE", `the request body is larger than ${maxBytes} bytes`);
+
+/**
+ * The body's bytes, never more than `maxBytes` in memory. A declared Content-Length is judged
+ * before anything is read (the server reads exactly that many bytes, and on Node reading them in
+ * one piece is cheapest); a body without one is counted while it streams and abandoned at the
+ * limit, so a chunked upload of any size costs at most `maxBytes`.
+ */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && !request.headers.has("transfer-encoding")) {
+    if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
+    return new Uint8Array(await request.arrayBuffer());
+  }
+  const reader = request.body!.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      reader.cancel().catch(() => {});
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  return bytes;
+}
+
+/** A file of a multipart/form-data body as the handler sees it: its content as text when it is
+ * UTF-8, else base64 (`encoding` says which). */
+export interface FormFile {
+  name: string;
+  type: string;
+  size: number;
+  encoding: "utf8" | "base64";
+  content: string;
+}
+
+async function formFile(file: File): Promise<FormFile> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const base = { name: file.name, type: file.type, size: bytes.byteLength };
+  try {
+    return { ...base, encoding: "utf8", content: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    let binary = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    return { ...base, encoding: "base64", content: btoa(binary) };
+  }
+}
+
+/** Fields and files of a multipart body (already within the size limit), repeated names as lists. */
+async function multipartBody(bytes: Uint8Array, type: string): Promise<HostValue> {
+  let form: FormData;
+  try {
+    form = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { "content-type": type } }).formData();
+  } catch (err) {
+    throw new RequestBodyError("INVALID_FORM", `the multipart body does not parse: ${(err as Error).message}`);
+  }
+  const pairs: [string, string | FormFile][] = [];
+  for (const [name, value] of form) pairs.push([name, typeof value === "string" ? value : await formFile(value)]);
+  return multiMap(pairs) as unknown as HostValue;
+}
+
+/**
+ * Reads the body (at most `maxBytes`, counted as it streams) and parses it by content type: JSON
+ * (at most MAX_JSON_DEPTH levels deep, checked before parsing), URL-encoded and multipart forms;
+ * anything else is a string.
+ */
 export async function readBody(request: Request, maxBytes: number): Promise<{ body: HostValue; rawBody: string; bytes?: Uint8Array }> {
   // The method first: on @hono/node-server, touching `body` builds a full Request (costly).
   if (request.method === "GET" || request.method === "HEAD" || request.body === null) return { body: null, rawBody: "" };
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (declared > maxBytes) throw new RequestBodyError("BODY_TOO_LARGE", `the request body is larger than ${maxBytes} bytes`);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > maxBytes) throw new RequestBodyError("BODY_TOO_LARGE", `the request body is larger than ${maxBytes} bytes`);
+  const bytes = await readBodyBytes(request, maxBytes);
+  const type = request.headers.get("content-type") ?? "";
   const rawBody = new TextDecoder().decode(bytes);
   if (rawBody === "") return { body: null, rawBody, bytes };
-  const type = request.headers.get("content-type") ?? "";
+  if (MULTIPART_TYPE.test(type)) return { body: await multipartBody(bytes, type), rawBody, bytes };
   if (JSON_TYPE.test(type)) {
     try {
-      return { body: JSON.parse(rawBody) as HostValue, rawBody, bytes };
+      return { body: parseJsonBounded(rawBody) as HostValue, rawBody, bytes };
     } catch (err) {
+      if (err instanceof JsonDepthError) throw new RequestBodyError("JSON_TOO_DEEP", `the request body is JSON nested deeper than ${err.maxDepth} levels`);
       throw new RequestBodyError("INVALID_JSON", `the request body is not valid JSON: ${(err as Error).message}`);
     }
   }

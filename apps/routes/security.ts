@@ -5,7 +5,7 @@
  * authorizer when a policy is given, else the scope authorizer.
  */
 import { createBearerAuthenticator } from "./auth/bearer.ts";
-import { createBrowserSignIn, sessionOrBearer } from "./auth/browser.ts";
+import { createBrowserSignIn, DEFAULT_CLIENT_ID, sessionOrBearer } from "./auth/browser.ts";
 import { createCsrfProtector } from "./auth/csrf.ts";
 import { policyAuthorizer, type Policy } from "./auth/policy.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
@@ -16,6 +16,7 @@ import { randomHex } from "./session.ts";
 export interface HostSecuritySettings {
   /** Empty or unset: no authenticator (authenticated routes answer 500) and no sign-in. */
   issuer?: string;
+  /** Accepted audiences of access tokens, comma or space separated; `*`: any; unset: `clientId`. */
   audience?: string;
   introspection?: { clientId: string; clientSecret: string };
   /** Browser sign-in's client (default public-spa) and its secret. */
@@ -40,7 +41,9 @@ export function issuerFor(setting: string, origin: string): string {
 export function hostSecurity(settings: HostSecuritySettings): HostSecurity {
   const secret = settings.sessionSecret || randomHex(32);
   const issuer = settings.issuer;
-  const bearer = issuer ? createBearerAuthenticator({ issuer, audience: settings.audience || undefined, introspection: settings.introspection }) : undefined;
+  // Tokens issued to this host's own sign-in client unless the operator lists other audiences.
+  const audience = settings.audience ? settings.audience.split(/[\s,]+/).filter((a) => a !== "") : [settings.clientId || DEFAULT_CLIENT_ID];
+  const bearer = issuer ? createBearerAuthenticator({ issuer, audience, introspection: settings.introspection }) : undefined;
   const signIn = issuer ? createBrowserSignIn({ issuer, clientId: settings.clientId || undefined, clientSecret: settings.clientSecret || undefined }) : undefined;
   return {
     session: { secret },

@@ -78,6 +78,35 @@ describe("JWT access tokens", () => {
     expect((await rejection(other, { authorization: `Bearer ${access_token}` })).message).toMatch(/^the token was not issued for this host/);
   });
 
+  it("refuses a JWT of the issuer that is not an access token (an ID token has no typ at+jwt)", async () => {
+    const { access_token } = await token(idp);
+    const [, payload] = access_token.split(".");
+    const claims = JSON.parse(atob(payload!.replace(/-/g, "+").replace(/_/g, "/")));
+    // Signed by a key the issuer publishes, all claims right, but typed as an ID token would be.
+    const keyed = await generateKeyPair("RS256");
+    const issuer = "http://typed-issuer.test";
+    const fakeFetch = (async (input: RequestInfo | URL) =>
+      String(input).endsWith("/.well-known/openid-configuration")
+        ? Response.json({ issuer, jwks_uri: `${issuer}/jwks` })
+        : Response.json({ keys: [{ ...(await exportJWK(keyed.publicKey)), kid: "k", alg: "RS256" }] })) as typeof fetch;
+    const typed = createBearerAuthenticator({ issuer, audience: "routes-api", fetch: fakeFetch });
+    const sign = (typ?: string) => new SignJWT({ ...claims, iss: issuer }).setProtectedHeader({ alg: "RS256", kid: "k", ...(typ ? { typ } : {}) }).sign(keyed.privateKey);
+    expect(await typed.authenticate(pipe({ authorization: `Bearer ${await sign("at+jwt")}` }))).toMatchObject({ id: "api-client" });
+    expect(await typed.authenticate(pipe({ authorization: `Bearer ${await sign("application/at+jwt")}` }))).toMatchObject({ id: "api-client" });
+    for (const typ of ["JWT", undefined]) {
+      expect((await rejection(typed, { authorization: `Bearer ${await sign(typ)}` })).message).toBe("the token is not an access token (typ must be at+jwt)");
+    }
+  });
+
+  it("needs an audience, and takes * for any", async () => {
+    expect(() => createBearerAuthenticator({ issuer: idp.issuer, audience: [] })).toThrow(/an audience is required/);
+    const any = createBearerAuthenticator({ issuer: idp.issuer, audience: "*" });
+    const { access_token } = await token(idp);
+    expect(await any.authenticate(pipe({ authorization: `Bearer ${access_token}` }))).toMatchObject({ id: "api-client" });
+    const listed = createBearerAuthenticator({ issuer: idp.issuer, audience: ["billing-api", "routes-api"] });
+    expect(await listed.authenticate(pipe({ authorization: `Bearer ${access_token}` }))).toMatchObject({ id: "api-client" });
+  });
+
   it("follows key rotation: a token signed by a key it has not seen makes it fetch the key set again", async () => {
     const issuer = "http://rotating-issuer.test";
     const first = await generateKeyPair("RS256");
@@ -90,8 +119,8 @@ describe("JWT access tokens", () => {
       jwksFetches++;
       return Response.json({ keys });
     }) as typeof fetch;
-    const rotating = createBearerAuthenticator({ issuer, fetch: fakeFetch, jwksCooldownMs: 0 });
-    const sign = (key: CryptoKey, kid: string) => new SignJWT({ sub: "svc", client_id: "svc" }).setProtectedHeader({ alg: "RS256", kid }).setIssuer(issuer).setIssuedAt().setExpirationTime("5m").sign(key);
+    const rotating = createBearerAuthenticator({ issuer, audience: "*", fetch: fakeFetch, jwksCooldownMs: 0 });
+    const sign = (key: CryptoKey, kid: string) => new SignJWT({ sub: "svc", client_id: "svc" }).setProtectedHeader({ alg: "RS256", kid, typ: "at+jwt" }).setIssuer(issuer).setIssuedAt().setExpirationTime("5m").sign(key);
     expect(await rotating.authenticate(pipe({ authorization: `Bearer ${await sign(first.privateKey, "k1")}` }))).toMatchObject({ id: "svc" });
     expect((await rejection(rotating, { authorization: `Bearer ${await sign(second.privateKey, "k2")}` })).message).toBe("the token's signature does not verify");
     keys.push({ ...(await exportJWK(second.publicKey)), kid: "k2", alg: "RS256" });
@@ -108,7 +137,7 @@ describe("opaque tokens and DPoP", () => {
   afterAll(() => idp.stop());
 
   it("checks an opaque token at the introspection endpoint, and refuses a revoked one", async () => {
-    const auth = createBearerAuthenticator({ issuer: idp.issuer, introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret }, introspectionCacheMs: 0 });
+    const auth = createBearerAuthenticator({ issuer: idp.issuer, audience: CLIENT.client_id, introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret }, introspectionCacheMs: 0 });
     const { access_token } = await token(idp);
     expect(access_token.split(".")).toHaveLength(1);
     expect(await auth.authenticate(pipe({ authorization: `Bearer ${access_token}` }))).toMatchObject({ id: "api-client", kind: "client" });
@@ -118,12 +147,15 @@ describe("opaque tokens and DPoP", () => {
       body: new URLSearchParams({ token: access_token, client_id: CLIENT.client_id, client_secret: CLIENT.client_secret }),
     });
     expect((await rejection(auth, { authorization: `Bearer ${access_token}` })).message).toBe("the token is not active");
-    const noIntrospection = createBearerAuthenticator({ issuer: idp.issuer });
+    const elsewhere = createBearerAuthenticator({ issuer: idp.issuer, audience: "some-other-client", introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret }, introspectionCacheMs: 0 });
+    const { access_token: fresh } = await token(idp);
+    expect((await rejection(elsewhere, { authorization: `Bearer ${fresh}` })).message).toBe("the token was not issued for this host (aud)");
+    const noIntrospection = createBearerAuthenticator({ issuer: idp.issuer, audience: "*" });
     expect((await rejection(noIntrospection, { authorization: `Bearer ${access_token}` })).message).toContain("no introspection configured");
   });
 
   it("needs the DPoP scheme and a fresh proof by the bound key for a DPoP-bound token", async () => {
-    const auth = createBearerAuthenticator({ issuer: idp.issuer, introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret } });
+    const auth = createBearerAuthenticator({ issuer: idp.issuer, audience: CLIENT.client_id, introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret } });
     const { privateKey, publicKey } = await generateKeyPair("ES256");
     const jwk = await exportJWK(publicKey);
     const proof = (htm: string, htu: string, claims: Record<string, unknown> = {}, key = privateKey, pub = jwk) =>

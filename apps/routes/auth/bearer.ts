@@ -3,8 +3,11 @@
  *
  * - A JWT access token is verified with jose against the issuer's JWKS (found through discovery;
  *   jose caches the key set and fetches it again when a token names a key it does not know, so
- *   key rotation needs no restart): signature, `iss`, `exp`/`nbf`, and `aud` when an audience is
- *   configured.
+ *   key rotation needs no restart): signature, `typ: at+jwt` (RFC 9068: an ID token or any other
+ *   JWT of the issuer is not an access token), `iss`, `exp`/`nbf`, and `aud`.
+ * - The audience is always checked: a token issued to some other client (its `aud`, or its
+ *   `client_id` when an introspection answer has no `aud`) is refused unless the operator lists
+ *   it, or says `*` (any).
  * - An opaque token is checked at the issuer's introspection endpoint (RFC 7662) with the
  *   configured client credentials; answers are cached briefly (never past the token's `exp`).
  * - A DPoP-bound token (`cnf.jkt`) must come as `Authorization: DPoP <token>` with a fresh proof
@@ -22,8 +25,9 @@ import { AuthenticationError, type Actor, type Authenticator, type PipelineReque
 export interface BearerAuthenticatorOptions {
   /** The issuer URL; discovery is `<issuer>/.well-known/openid-configuration`. */
   issuer: string;
-  /** Expected `aud` of JWT access tokens (any one of them); unset: not checked. */
-  audience?: string | string[];
+  /** Accepted audiences (any one of them; `*`: any audience). The command line's default is the
+   * host's own sign-in client. */
+  audience: string | string[];
   /** Client credentials for introspection of opaque tokens; without them, opaque tokens are refused. */
   introspection?: { clientId: string; clientSecret: string };
   /** After fetching the JWKS, how long a token with an unknown key waits before the next fetch,
@@ -66,6 +70,15 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
    * (a signature check is most of a planned route's cost, bench/routes.bench.ts). */
   const verifiedJwts = new Map<string, { claims: Record<string, unknown>; until: number }>();
   const seenProofs = new Map<string, number>();
+  const audiences = (Array.isArray(options.audience) ? options.audience : [options.audience]).filter((a) => a !== "");
+  if (audiences.length === 0) throw new TypeError("createBearerAuthenticator: an audience is required (\"*\" accepts any)");
+  const anyAudience = audiences.includes("*");
+  /** An introspection answer is for this host when its `aud` (else its `client_id`) is accepted. */
+  const forThisHost = (claims: Record<string, unknown>): boolean => {
+    if (anyAudience) return true;
+    const aud = claims.aud ?? claims.client_id;
+    return (Array.isArray(aud) ? aud : [aud]).some((a) => typeof a === "string" && audiences.includes(a));
+  };
 
   const discover = issuerMetadata(options.issuer, { fetch: doFetch, jwksCooldownMs: options.jwksCooldownMs });
 
@@ -76,7 +89,8 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
     try {
       const { payload } = await jwtVerify(token, d.jwks, {
         issuer: d.issuer,
-        audience: options.audience,
+        audience: anyAudience ? undefined : audiences,
+        typ: "at+jwt",
         currentDate: new Date(now()),
         clockTolerance: 5,
       });
@@ -89,6 +103,7 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
       const code = (err as { code?: string }).code ?? "";
       if (code === "ERR_JWKS_NO_MATCHING_KEY" || code === "ERR_JWS_SIGNATURE_VERIFICATION_FAILED") throw invalid("the token's signature does not verify");
       if (code === "ERR_JWT_EXPIRED") throw invalid("the token has expired");
+      if (code === "ERR_JWT_CLAIM_VALIDATION_FAILED" && (err as { claim?: string }).claim === "typ") throw invalid("the token is not an access token (typ must be at+jwt)");
       if (code === "ERR_JWT_CLAIM_VALIDATION_FAILED") throw invalid(`the token was not issued for this host (${(err as Error).message})`);
       if (code.startsWith("ERR_J")) throw invalid(`the token is not valid (${(err as Error).message})`);
       throw err; // the JWKS could not be fetched: a 500, not the caller's fault
@@ -115,6 +130,7 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
     if (introspected.size > 10_000) introspected.clear();
     introspected.set(key, { claims: active ? body : null, until });
     if (!active) throw invalid("the token is not active");
+    if (!forThisHost(body)) throw invalid("the token was not issued for this host (aud)");
     return body;
   }
 

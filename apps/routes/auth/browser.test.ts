@@ -21,7 +21,7 @@ beforeAll(async () => {
   const signIn = createBrowserSignIn({ issuer: idp.issuer });
   host = await scriptHost(SCRIPT, {
     auth: {
-      authenticator: sessionOrBearer(signIn.authenticator, createBearerAuthenticator({ issuer: idp.issuer })),
+      authenticator: sessionOrBearer(signIn.authenticator, createBearerAuthenticator({ issuer: idp.issuer, audience: "public-spa" })),
       authorizer: { authorize: ({ actor }) => ({ allow: actor !== null }) },
     },
   });

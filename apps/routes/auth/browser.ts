@@ -40,6 +40,9 @@ interface SessionData {
   pending?: { state: string; nonce: string; verifier: string; returnTo: string; expires: number };
 }
 
+/** Our identity provider's public client for an app on this machine. */
+export const DEFAULT_CLIENT_ID = "public-spa";
+
 const MAX_SESSIONS = 10_000;
 const PENDING_MS = 10 * 60_000;
 
@@ -52,7 +55,7 @@ export function safeReturnTo(value: string | null | undefined): string {
 export function createBrowserSignIn(options: BrowserSignInOptions) {
   const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
   const now = options.now ?? Date.now;
-  const clientId = options.clientId ?? "public-spa";
+  const clientId = options.clientId ?? DEFAULT_CLIENT_ID;
   const scope = options.scope ?? "openid profile email";
   const sessionMs = options.sessionMs ?? 8 * 3600_000;
   const metadata = issuerMetadata(options.issuer, { fetch: doFetch });

@@ -12,7 +12,8 @@
  * Values the module makes (`user()`, `resource()`, the builder stages) are frozen and recorded in
  * a WeakSet inside this closure, so a look-alike plain object is refused by `.auth` and
  * `.resource`. Each builder step returns a new frozen stage: `.handle` exists on the Ready stage
- * only, so calling it earlier is a TypeError ("not a function").
+ * only, so calling it earlier is a TypeError ("... .handle is not a function before the route's
+ * plan is declared: use ...").
  */
 
 /** The canonical name of the module's file; script files may not use the `/.host/` directory. */
@@ -77,14 +78,29 @@ function specOf(value, kind, call) {
 
 const SHOW = ".public().handle((ctx, res) => ...)";
 
-function started(plan) {
-  return brand({
-    public() { return ready({ ...plan, public: true }); },
-    auth(spec) { return policy({ ...plan, public: false, auth: { required: !!specOf(spec, "user", ".auth(userSpec)").required } }); },
+/** A stage before Ready: it has no \`handle\` ("handle" in stage is false), but reaching for it
+ * throws a TypeError that says what to declare first, where QuickJS would only say "not a
+ * function". */
+function unready(stage, method, pattern) {
+  const call = "app." + method.toLowerCase() + "(" + stringify(pattern) + ")";
+  return new Proxy(stage, {
+    get(target, name, receiver) {
+      if (name === "handle" && !own(target, name)) {
+        throw new TypeErrorC(call + ".handle is not a function before the route's plan is declared: use " + call + SHOW + " or " + call + ".auth(httpmod.user().required()).allow(action).handle(...)");
+      }
+      return Reflect.get(target, name, receiver);
+    },
   });
 }
+
+function started(plan) {
+  return unready(brand({
+    public() { return ready({ ...plan, public: true }); },
+    auth(spec) { return policy({ ...plan, public: false, auth: { required: !!specOf(spec, "user", ".auth(userSpec)").required } }); },
+  }), plan.method, plan.pattern);
+}
 function policy(plan) {
-  return brand({
+  return unready(brand({
     resource(spec) {
       if (plan.action !== undefined) throw new TypeErrorC(".resource(...) must come before .allow(action)");
       return policy({ ...plan, resources: [...plan.resources, specOf(spec, "resource", ".resource(resourceSpec)")] });
@@ -95,7 +111,7 @@ function policy(plan) {
       if (typeof action !== "string" || action === "") throw new TypeErrorC(".allow(action): action must be a non-empty string");
       return ready({ ...plan, action });
     },
-  });
+  }), plan.method, plan.pattern);
 }
 function ready(plan) {
   return brand({

@@ -31,16 +31,16 @@ describe("httpmod in the sandbox", () => {
     expect(
       await lines(`
         const started = app.get("/a");
-        attempt(() => typeof started.handle);
+        attempt(() => "handle" in started);
         attempt(() => started.handle(() => 1));
-        attempt(() => app.get("/a").auth(httpmod.user().required()).handle(() => 1));
+        attempt(() => app.post("/b").auth(httpmod.user().required()).csrf().handle(() => 1));
         attempt(() => typeof app.get("/a").auth(httpmod.user()).allow("x").handle);
         attempt(() => { "use strict"; started.public = () => 1; });
         attempt(() => { const p = app.get("/a").auth(httpmod.user()); const q = p.csrf(); return p !== q && Object.isFrozen(q); });`),
     ).toEqual([
-      "ok undefined",
-      "TypeError: not a function",
-      "TypeError: not a function",
+      "ok false",
+      'TypeError: app.get("/a").handle is not a function before the route\'s plan is declared: use app.get("/a").public().handle((ctx, res) => ...) or app.get("/a").auth(httpmod.user().required()).allow(action).handle(...)',
+      'TypeError: app.post("/b").handle is not a function before the route\'s plan is declared: use app.post("/b").public().handle((ctx, res) => ...) or app.post("/b").auth(httpmod.user().required()).allow(action).handle(...)',
       "ok function",
       "TypeError: 'public' is read-only",
       "ok true",
