@@ -232,7 +232,7 @@ function chunkedUpload(path: string, contentType: string, limit: number): Promis
         sent += 65536;
         if (!socket.write(chunk)) return void socket.once("drain", pump);
       }
-      if (!socket.destroyed) socket.end(answered() ? undefined : "0\r\n\r\n");
+      if (!socket.destroyed) socket.end(answered() ? "" : "0\r\n\r\n");
     };
     pump();
   });
