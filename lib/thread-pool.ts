@@ -30,7 +30,29 @@ function failure(err: unknown): { message: string; code?: string } {
   return { message: err instanceof Error ? err.message : String(err), ...(typeof code === "string" ? { code } : {}) };
 }
 
-function batchingPost<T>(post: (message: T | Batch<T>) => void): (message: T) => void {
+/**
+ * Posts one message or a batch. A message the channel refuses (structured clone throws for a
+ * function, or for a value nested too deep for its recursive copy: a RangeError) must not take
+ * the process down: a refused batch is posted again message by message, and each message that
+ * still cannot be sent goes to `unsent`, which fails what depended on it.
+ */
+function postEach<T>(post: (message: T | Batch<T>) => void, messages: T[], unsent: (message: T, err: unknown) => void): void {
+  try {
+    post(messages.length === 1 ? messages[0]! : { t: "batch", messages });
+    return;
+  } catch (err) {
+    if (messages.length === 1) return unsent(messages[0]!, err);
+  }
+  for (const message of messages) {
+    try {
+      post(message);
+    } catch (err) {
+      unsent(message, err);
+    }
+  }
+}
+
+function batchingPost<T>(post: (message: T | Batch<T>) => void, unsent: (message: T, err: unknown) => void): (message: T) => void {
   let outbox: T[] | undefined;
   return (message) => {
     if (outbox) {
@@ -41,16 +63,33 @@ function batchingPost<T>(post: (message: T | Batch<T>) => void): (message: T) =>
     nextTurn(() => {
       const messages = outbox!;
       outbox = undefined;
-      post(messages.length === 1 ? messages[0]! : { t: "batch", messages });
+      postEach(post, messages, unsent);
     });
   };
 }
+
+/** Why a message could not cross, for the error that replaces it. */
+const notSent = (what: string, err: unknown) => `${what} could not be sent to the other thread: ${err instanceof Error ? err.message : String(err)}`;
+
+/** The code of a call that failed because its request or result could not be copied across. */
+export const MESSAGE_NOT_SENT = "MESSAGE_NOT_SENT";
 
 function unbatching<T>(handle: (message: T) => void): (message: T | Batch<T>) => void {
   return (message) => {
     if ((message as Batch<T>).t === "batch") for (const m of (message as Batch<T>).messages) handle(m);
     else handle(message as T);
   };
+}
+
+/**
+ * The longest delay a timer can be armed with: Node, Deno and browsers keep it in a signed 32-bit
+ * integer, and a longer one (or NaN) fires after 1 ms. A longer watchdog is clamped to it (24.8
+ * days: no call runs that long); a negative or non-number delay fires at once.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export function timerDelay(ms: number): number {
+  return Number.isFinite(ms) ? Math.min(Math.max(0, ms), MAX_TIMER_MS) : ms > 0 ? MAX_TIMER_MS : 0;
 }
 
 export type PoolMessage<Init, Req> = OnePoolMessage<Init, Req> | Batch<OnePoolMessage<Init, Req>>;
@@ -73,7 +112,8 @@ type OnePoolReply<Res, Ev> =
 /** How the host answers a thread's question during a call (a rejection goes back as an error). */
 export type AskHandler = (question: unknown) => Promise<unknown> | unknown;
 
-/** A call that did not get an answer: the thread failed it (`code` from the thread), or was lost. */
+/** A call that did not get an answer: the thread failed it (`code` from the thread), its request or
+ * result could not be copied across (`code` MESSAGE_NOT_SENT; the thread is fine), or it was lost. */
 export class ThreadCallError extends Error {
   readonly code: string | undefined;
   /** The thread exited, hung or the pool shut down; the call may not have run to its end. */
@@ -145,15 +185,40 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
 
   function start(): Thread<Req, Res, Ev, S> {
     const port = spawn() as Thread<Req, Res, Ev, S>["port"];
-    const send = batchingPost<OnePoolMessage<unknown, Req>>((m) => !thread.dead && port.post(m));
+    const send = batchingPost<OnePoolMessage<unknown, Req>>(
+      (m) => void (!thread.dead && port.post(m)),
+      (m, err) => unsent(thread, m, err),
+    );
     const thread: Thread<Req, Res, Ev, S> = { port, send, ready: false, pending: new Map(), inFlight: 0, dead: false, state: options.newState() };
     port.listen(
       unbatching<OnePoolReply<Res, Ev>>((message) => onMessage(thread, message)),
       (reason) => lose(thread, `the thread exited: ${reason}`),
     );
-    port.post({ t: "init", init: options.init() });
+    try {
+      port.post({ t: "init", init: options.init() });
+    } catch (err) {
+      // Without its init the thread would never be ready: give it up, and let the caller fail.
+      thread.dead = true;
+      port.terminate();
+      throw new ThreadCallError(notSent("the thread's init", err), { code: MESSAGE_NOT_SENT, lost: false });
+    }
     threads.push(thread);
     return thread;
+  }
+
+  /** A message the channel refused: its call fails alone (the thread never saw it), or the thread's
+   * question gets an error for an answer. */
+  function unsent(thread: Thread<Req, Res, Ev, S>, message: OnePoolMessage<unknown, Req>, err: unknown): void {
+    if (message.t === "call") {
+      const pending = thread.pending.get(message.id);
+      if (!pending) return;
+      thread.pending.delete(message.id);
+      thread.inFlight--;
+      clearTimeout(pending.timer);
+      pending.reject(new ThreadCallError(notSent("the call", err), { code: MESSAGE_NOT_SENT, lost: false }));
+    } else if (message.t === "answer" && message.ok) {
+      thread.send({ t: "answer", ask: message.ask, ok: false, message: notSent("the answer", err), code: MESSAGE_NOT_SENT });
+    }
   }
 
   function onMessage(thread: Thread<Req, Res, Ev, S>, message: OnePoolReply<Res, Ev>): void {
@@ -212,7 +277,7 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
     p.timer = setTimeout(() => {
       thread.port.terminate();
       lose(thread, `the thread did not answer within ${p.timeoutMs} ms and was replaced`);
-    }, p.timeoutMs);
+    }, timerDelay(p.timeoutMs));
   }
 
   return {
@@ -255,7 +320,15 @@ export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<Po
   let initialized: Promise<void> | undefined;
   let nextAsk = 1;
   const asked = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
-  const post = batchingPost<OnePoolReply<Res, Ev>>((m) => endpoint.post(m));
+  const post = batchingPost<OnePoolReply<Res, Ev>>(
+    (m) => endpoint.post(m),
+    (m, err) => {
+      // A result or a question that cannot be copied fails its call or its question, never the thread.
+      if (m.t === "done") post({ t: "fail", id: m.id, code: MESSAGE_NOT_SENT, message: notSent("the result", err) });
+      else if (m.t === "ask") asked.get(m.ask)?.reject(Object.assign(new Error(notSent("the question", err)), { code: MESSAGE_NOT_SENT }));
+      if (m.t === "ask") asked.delete(m.ask);
+    },
+  );
   endpoint.listen(unbatching<OnePoolMessage<Init, Req>>((message) => {
     if (message.t === "answer") {
       const waiter = asked.get(message.ask);
@@ -287,7 +360,15 @@ export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<Po
           });
         // Events go at once: a sandbox that runs synchronously for a while would otherwise hold
         // its console lines until it ends.
-        const res = await service.handle(req, (event) => endpoint.post({ t: "event", id, event }), ask);
+        // An event that cannot be copied throws to the emitter, which fails its call.
+        const emit = (event: Ev) => {
+          try {
+            endpoint.post({ t: "event", id, event });
+          } catch (err) {
+            throw Object.assign(new Error(notSent("an event", err)), { code: MESSAGE_NOT_SENT });
+          }
+        };
+        const res = await service.handle(req, emit, ask);
         post({ t: "done", id, res });
       } catch (err) {
         post({ t: "fail", id, ...failure(err) });

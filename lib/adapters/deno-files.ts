@@ -1,5 +1,6 @@
-/** The host file system as a FileTree on Deno (confinement rules in lib/files/host.ts). */
-import { hostFileTree, type HostEntryKind } from "../files/host.ts";
+/** The host file system as a FileTree on Deno (confinement rules, and what each host error
+ * becomes, in lib/files/host.ts: Deno's errors carry the POSIX `code` too). */
+import { hostErrorKind, hostFileTree, type HostEntryKind } from "../files/host.ts";
 import type { FileTree } from "../files/tree.ts";
 
 // Deno's types are not part of this TypeScript project; this is the slice used here.
@@ -27,8 +28,7 @@ function kindOf(s: DenoEntryInfo): HostEntryKind {
 function missing(err: unknown): boolean {
   if (err instanceof Deno.errors.NotFound) return true;
   if (Deno.errors.NotADirectory && err instanceof Deno.errors.NotADirectory) return true;
-  const code = (err as { code?: string }).code;
-  return code === "ENOTDIR" || code === "ELOOP";
+  return hostErrorKind(err) === "missing";
 }
 
 async function orMissing<T>(p: Promise<T>): Promise<T | undefined> {

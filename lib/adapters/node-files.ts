@@ -1,17 +1,15 @@
-/** The host file system as a FileTree on Node (confinement rules in lib/files/host.ts). */
+/** The host file system as a FileTree on Node (confinement rules, and what each host error
+ * becomes, in lib/files/host.ts). */
 import { lstat, mkdir, readdir, readFile, realpath, rm, unlink, writeFile } from "node:fs/promises";
 import type { Dirent, Stats } from "node:fs";
-import { hostFileTree, type HostEntryKind } from "../files/host.ts";
+import { hostErrorKind, hostFileTree, type HostEntryKind } from "../files/host.ts";
 import type { FileTree } from "../files/tree.ts";
 
 function kindOf(s: Stats | Dirent): HostEntryKind {
   return s.isSymbolicLink() ? "symlink" : s.isFile() ? "file" : s.isDirectory() ? "directory" : "other";
 }
 
-function missing(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException).code;
-  return code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP";
-}
+const missing = (err: unknown) => hostErrorKind(err) === "missing";
 
 export function nodeFileTree(): FileTree {
   return hostFileTree({

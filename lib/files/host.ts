@@ -6,10 +6,92 @@
  * its real path stays inside the root's real path; anything else is INVALID_PATH. So no path,
  * symlink or dangling link reaches a file outside the root.
  */
-import { resolveRelativePath } from "./paths.ts";
+import { checkAbsolutePath, resolveRelativePath } from "./paths.ts";
 import { FileTreeError, type FileKind, type FileTree } from "./tree.ts";
 
 export type HostEntryKind = FileKind | "symlink" | "other";
+
+/**
+ * What a host file-system error means for the caller, by its `code` (Node's and Deno's errors
+ * both carry the POSIX name): `missing` (nothing there: ENOENT, a parent that is not a
+ * directory, a symlink loop), `invalid` (a name the host refuses or may not touch: too long, a
+ * NUL byte, not permitted, read-only, an invalid argument), `directory` (EISDIR), or undefined for
+ * a failure of the host itself (I/O, no space, too many open files), which stays an error.
+ */
+export function hostErrorKind(err: unknown): "missing" | "invalid" | "directory" | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  switch (code) {
+    case "ENOENT":
+    case "ENOTDIR":
+    case "ELOOP":
+      return "missing";
+    case "ENAMETOOLONG":
+    case "EINVAL":
+    case "EILSEQ":
+    case "EACCES":
+    case "EPERM":
+    case "EROFS":
+    case "EEXIST":
+    case "ENOTEMPTY":
+    case "EXDEV":
+    case "ERR_INVALID_ARG_VALUE":
+    case "ERR_INVALID_ARG_TYPE":
+      return "invalid";
+    case "EISDIR":
+      return "directory";
+    default:
+      return undefined;
+  }
+}
+
+const REASONS: Record<string, string> = {
+  ENAMETOOLONG: "a name is too long",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EROFS: "read-only file system",
+  EEXIST: "something is in the way",
+  ENOTEMPTY: "the directory is not empty",
+};
+
+/** A host error as a FileTreeError (INVALID_PATH, FILE_NOT_FOUND, NOT_A_FILE), or as it is. */
+export function fromHostError(err: unknown, rel: string): unknown {
+  if (err instanceof FileTreeError) return err;
+  const code = String((err as { code?: unknown } | null)?.code ?? "");
+  switch (hostErrorKind(err)) {
+    case "missing":
+      return new FileTreeError("FILE_NOT_FOUND", `file not found: ${rel || "."}`);
+    case "invalid":
+      return new FileTreeError("INVALID_PATH", `invalid path ${JSON.stringify(rel)}: ${REASONS[code] ?? "the file system refuses it"}`);
+    case "directory":
+      return new FileTreeError("NOT_A_FILE", `not a file: ${rel || "."}`);
+    default:
+      return err;
+  }
+}
+
+/** Wraps every primitive so a host error becomes a FileTreeError (see `fromHostError`). */
+function guarded(fs: HostFileSystem, relOf: (path: string) => string): HostFileSystem {
+  const wrap =
+    <A extends unknown[], R>(f: (path: string, ...rest: A) => Promise<R>) =>
+    async (path: string, ...rest: A): Promise<R> => {
+      try {
+        return await f(path, ...rest);
+      } catch (err) {
+        throw fromHostError(err, relOf(path));
+      }
+    };
+  return {
+    realPath: wrap(fs.realPath),
+    lstatKind: wrap(fs.lstatKind),
+    readText: wrap(fs.readText),
+    readBytes: wrap(fs.readBytes),
+    writeText: wrap(fs.writeText),
+    makeDirectory: wrap(fs.makeDirectory),
+    readDir: wrap(fs.readDir),
+    removeFile: wrap(fs.removeFile),
+    removeTree: wrap(fs.removeTree),
+  };
+}
 
 /** The primitives a runtime supplies. Paths are absolute; "missing" is `undefined`, never a throw. */
 export interface HostFileSystem {
@@ -45,8 +127,12 @@ function inside(root: string, real: string): boolean {
   return real === root || real.startsWith(root.endsWith("/") ? root : root + "/");
 }
 
-export function hostFileTree(fs: HostFileSystem): FileTree {
+export function hostFileTree(host: HostFileSystem): FileTree {
+  // A message names the last segment of what the host refused, never the host's absolute path.
+  const fs = guarded(host, (path) => path.slice(path.lastIndexOf("/") + 1));
+
   async function realRoot(root: string): Promise<string> {
+    checkAbsolutePath(root);
     const real = await fs.realPath(root);
     if (real === undefined || (await fs.lstatKind(real)) !== "directory") throw new FileTreeError("FILE_NOT_FOUND", `no such directory: ${root}`);
     return real;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveRelativePath } from "./paths.ts";
+import { checkAbsolutePath, resolveRelativePath } from "./paths.ts";
 
 const invalid = (p: string) => () => expect(() => resolveRelativePath(p)).toThrow(expect.objectContaining({ code: "INVALID_PATH" }));
 
@@ -20,8 +20,29 @@ describe("resolveRelativePath", () => {
   it("refuses encoded slashes that make an absolute path", invalid("%2fetc%2fpasswd"));
   it("refuses backslash traversal", invalid("..\\secret.js"));
   it("refuses NUL bytes", invalid("a.js\0.txt"));
+  it("refuses a name over 255 bytes of UTF-8", () => {
+    expect(resolveRelativePath(`dir/${"n".repeat(255)}`)).toBe(`dir/${"n".repeat(255)}`);
+    invalid("n".repeat(256))();
+    invalid(`dir/${"é".repeat(128)}`)();
+  });
   it("refuses the empty path and the root", () => {
     invalid("")();
     invalid("./")();
+  });
+});
+
+describe("checkAbsolutePath", () => {
+  const bad = (p: string) => expect(() => checkAbsolutePath(p)).toThrow(expect.objectContaining({ code: "INVALID_PATH" }));
+  it("takes absolute paths with names up to 255 bytes and at most 4095 bytes in all", () => {
+    checkAbsolutePath("/");
+    checkAbsolutePath(`/tmp/${"n".repeat(255)}`);
+    checkAbsolutePath(`/${"d/".repeat(2000)}`);
+  });
+  it("refuses relative paths, NUL bytes, long names and long paths", () => {
+    bad("tmp/x");
+    bad("");
+    bad("/tmp/a\0b");
+    bad(`/tmp/${"n".repeat(256)}`);
+    bad(`/${"d/".repeat(2048)}`);
   });
 });

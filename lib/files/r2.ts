@@ -4,7 +4,7 @@
  * (`makeDirectory` writes a `.keep` marker, hidden from listings). R2 has no symlinks, so
  * confinement is `resolveRelativePath` alone.
  */
-import { resolveRelativePath } from "./paths.ts";
+import { checkAbsolutePath, resolveRelativePath } from "./paths.ts";
 import { FileTreeError, type FileKind, type FileTree } from "./tree.ts";
 
 /** The slice of workerd's `R2Bucket` binding this tree uses (structural, so no workers types). */
@@ -23,12 +23,20 @@ export interface R2BucketLike {
 
 const KEEP = ".keep";
 
-/** `/work/tree` + `a/b.js` -> `work/tree/a/b.js`; `rel` "" -> the root's own key. */
+/** R2's longest key, in bytes of UTF-8. */
+const MAX_KEY_BYTES = 1024;
+
+/** `/work/tree` + `a/b.js` -> `work/tree/a/b.js`; `rel` "" -> the root's own key. Roots and paths
+ * are checked as on a host file system (lib/files/paths.ts), and a key R2 would refuse is
+ * INVALID_PATH too. */
 function keyOf(root: string, rel: string): string {
+  checkAbsolutePath(root);
   const base = root.replace(/^\/+/, "").replace(/\/+$/, "");
-  if (rel === "") return base;
-  const clean = resolveRelativePath(rel);
-  return base === "" ? clean : `${base}/${clean}`;
+  const key = rel === "" ? base : base === "" ? resolveRelativePath(rel) : `${base}/${resolveRelativePath(rel)}`;
+  if (key.length > MAX_KEY_BYTES / 3 && new TextEncoder().encode(key).length > MAX_KEY_BYTES) {
+    throw new FileTreeError("INVALID_PATH", `invalid path ${JSON.stringify(rel)}: longer than ${MAX_KEY_BYTES} bytes with its root`);
+  }
+  return key;
 }
 
 const prefixOf = (key: string) => (key === "" ? "" : `${key}/`);
@@ -74,7 +82,7 @@ export function r2FileTree(bucket: R2BucketLike): FileTree {
   }
 
   return {
-    kind: (root, rel) => kindAt(keyOf(root, rel), rel),
+    kind: async (root, rel) => kindAt(keyOf(root, rel), rel),
     async readText(root, rel) {
       return (await objectAt(root, rel)).text();
     },

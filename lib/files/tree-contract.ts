@@ -28,6 +28,21 @@ export function fileTreeContract(setup: () => Promise<{ tree: FileTree; root: st
     }
   });
 
+  it("refuses names the file system would refuse (over 255 bytes, NUL), in paths and in roots, the same everywhere", async () => {
+    const { tree, root } = await setup();
+    const long = "n".repeat(256);
+    for (const p of [long, `dir/${long}.js`, `${"é".repeat(128)}.js`, "a\0b"]) {
+      await expect(tree.readText(root, p)).rejects.toMatchObject({ code: "INVALID_PATH" });
+      await expect(tree.writeText(root, p, "x")).rejects.toMatchObject({ code: "INVALID_PATH" });
+      await expect(tree.kind(root, p)).rejects.toMatchObject({ code: "INVALID_PATH" });
+    }
+    expect(await tree.kind(root, "n".repeat(255))).toBeUndefined();
+    for (const bad of [`${root}/${long}`, `${root}\0x`, `/${"d/".repeat(2100)}`]) {
+      await expect(tree.readText(bad, "a.txt")).rejects.toMatchObject({ code: "INVALID_PATH" });
+      await expect(tree.kind(bad, "")).rejects.toMatchObject({ code: "INVALID_PATH" });
+    }
+  });
+
   it("writes, creating parents, lists sorted, makes and removes directories", async () => {
     const { tree, root } = await setup();
     await tree.writeText(root, "new/deep/c.txt", "C");

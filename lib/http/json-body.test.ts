@@ -68,4 +68,50 @@ describe("readJsonBody", () => {
     expect(body.error.code).toBe("VALIDATION_ERROR");
     expect(body.error.message).toMatch(/^count: /);
   });
+
+  describe("nesting and object-typed fields", () => {
+    const Nested = v.object({
+      limits: v.optional(v.partial(v.strictObject({ cpu_ms: v.number() }))),
+      list: v.optional(v.array(v.object({ a: v.optional(v.number()) }))),
+      data: v.optional(v.unknown()),
+    });
+    const postNested = (body: string) => {
+      const a = new Hono();
+      a.onError(apiErrorHandler());
+      a.post("/", async (c) => c.json(await readJsonBody(c, Nested)));
+      return a.request("/", { method: "POST", body, headers: { "Content-Type": "application/json" } });
+    };
+    const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+
+    it("a body nested deeper than 64 is 400 INVALID_REQUEST with max_depth, before it is parsed", async () => {
+      for (const depth of [64, 3500, 100_000]) {
+        const res = await postNested(`{"data":${nested(depth)}}`);
+        expect(res.status).toBe(400);
+        expect(await res.json()).toEqual({
+          error: { code: "INVALID_REQUEST", message: "request body is nested deeper than 64 levels", details: { max_depth: 64 } },
+        });
+      }
+      expect((await postNested(`{"data":${nested(63)}}`)).status).toBe(200);
+    });
+
+    it.each([["0", "0"], ["a string", '"x"'], ["null", "null"], ["an empty array", "[]"], ["an array", "[1]"]])(
+      "a group that is %s is 400 VALIDATION_ERROR at its path (not an unknown field)",
+      async (_, value) => {
+        const res = await postNested(`{"limits":${value}}`);
+        expect(res.status).toBe(400);
+        const body = (await res.json()) as { error: { code: string; details: { issues: { path: string }[] } } };
+        expect(body.error.code).toBe("VALIDATION_ERROR");
+        expect(body.error.details.issues.map((i) => i.path)).toEqual(["limits"]);
+      },
+    );
+
+    it("an array item that should be an object is refused at its path", async () => {
+      const res = await postNested('{"list":[{"a":1},[],{}]}');
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as { error: { code: string; details: { issues: { path: string }[] } } };
+      expect(body.error.code).toBe("VALIDATION_ERROR");
+      expect(body.error.details.issues.map((i) => i.path)).toEqual(["list.1"]);
+      expect((await postNested('{"list":[{"a":1},{}],"limits":{}}')).status).toBe(200);
+    });
+  });
 });

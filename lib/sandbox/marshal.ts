@@ -3,8 +3,14 @@
  * null, arrays, plain objects, and top-level Uint8Array), never shared, so neither side can reach
  * the other's objects or prototypes. Previews and type names are computed inside the sandbox by
  * the prelude helpers and cross as one string.
+ *
+ * Both ways, a value nested deeper than MAX_JSON_DEPTH (64, lib/http/json-limits.ts) does not
+ * cross as data: the host's recursive code further on (structured clone to another thread,
+ * `JSON.stringify`) would run out of stack on it. A value's `json` is left out (its preview
+ * stays); a host function's argument and a host value for the sandbox are refused with an error.
  */
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
+import { jsonTextDepth, MAX_JSON_DEPTH, valueDepth } from "../http/json-limits.ts";
 import { SandboxMarshalError } from "./errors.ts";
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -92,7 +98,9 @@ export class Marshal {
     const text = ctx.getString(r.value);
     r.value.dispose();
     const [type, preview, json] = JSON.parse(text) as [string, string, JsonValue?];
-    return json === undefined ? { type, preview } : { type, preview, json };
+    // The text is `[type, preview, json]`: one level more than the value.
+    if (json === undefined || jsonTextDepth(text, MAX_JSON_DEPTH + 1) > MAX_JSON_DEPTH + 1) return { type, preview };
+    return { type, preview, json };
   }
 
   /** name/message/stack of a thrown sandbox value (Error or not). */
@@ -131,7 +139,13 @@ export class Marshal {
     const r = ctx.callFunction(helpers.toHost, ctx.undefined, h);
     if (r.error) return { error: r.error };
     try {
-      if (ctx.typeof(r.value) === "string") return { value: parseJson(ctx.getString(r.value)) };
+      if (ctx.typeof(r.value) === "string") {
+        const text = ctx.getString(r.value);
+        if (jsonTextDepth(text) > MAX_JSON_DEPTH) {
+          return { error: ctx.newError({ name: "RangeError", message: `cannot pass a value nested deeper than ${MAX_JSON_DEPTH} levels to the host` }) };
+        }
+        return { value: parseJson(text) };
+      }
       const bytes = ctx.getArrayBuffer(r.value);
       try {
         return { value: bytes.value.slice() };
@@ -186,6 +200,7 @@ export class Marshal {
 
 /** JSON.stringify that refuses what is not plain data (instead of silently dropping it). */
 export function stringifyHost(v: unknown): string {
+  if (valueDepth(v) > MAX_JSON_DEPTH) throw new SandboxMarshalError(`a value nested deeper than ${MAX_JSON_DEPTH} levels cannot be passed into the sandbox`);
   let text: string | undefined;
   try {
     text = JSON.stringify(v, (_k, x: unknown) => {

@@ -233,6 +233,31 @@ describe("modules", () => {
     expect(result.error?.name).toBe("TypeError");
   });
 
+  it("values nested deeper than 64 cross the boundary in neither direction as data", async () => {
+    const s = sandbox({ modules: { fs } });
+    const build = (depth: number) => `(() => { let a = []; for (let i = 1; i < ${depth}; i++) a = [a]; return a; })()`;
+    // A completion value: json up to 64 levels, only the preview beyond.
+    expect((await run(s, build(64))).result.value?.json).toBeDefined();
+    for (const depth of [65, 3000]) {
+      const { result } = await run(s, build(depth));
+      expect(result.status).toBe("ok");
+      expect(result.value?.json).toBeUndefined();
+      expect(result.value?.preview).toMatch(/^\[ \[ \[/);
+    }
+    // A host function's argument.
+    expect((await run(s, `require('fs').echo(${build(64)}).length`)).result.value?.json).toBe(1);
+    const { result } = await run(s, `require('fs').echo(${build(3000)})`);
+    expect(result.status).toBe("error");
+    expect(result.error?.message).toMatch(/nested deeper than 64 levels/);
+    // A host value for the sandbox.
+    let deep: unknown = [];
+    for (let i = 1; i < 3000; i++) deep = [deep];
+    const returns = sandbox({ modules: { deep: { functions: { get: () => deep as HostValue } } } });
+    const back = await run(returns, "require('deep').get()");
+    expect(back.result.status).toBe("error");
+    expect(back.result.error?.message).toMatch(/nested deeper than 64 levels/);
+  });
+
   it("host promises become sandbox promises", async () => {
     const http = {
       functions: {

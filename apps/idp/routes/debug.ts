@@ -5,6 +5,7 @@
  */
 import type { Context, Hono } from "hono";
 import { clientAddress, isLoopbackAddress } from "../../../lib/http/client-address.ts";
+import { JsonDepthError, MAX_JSON_DEPTH, parseJsonBounded } from "../../../lib/http/json-limits.ts";
 import { UsersDocumentError } from "../domain/errors.ts";
 import type { Provider } from "../domain/provider.ts";
 import { secretPrefix } from "../domain/random.ts";
@@ -24,11 +25,13 @@ import { NO_STORE, rfc3339 } from "./http.ts";
 const badRequest = (c: Context, description?: string) =>
   c.json(description === undefined ? { error: "invalid_request" } : { error: "invalid_request", error_description: description }, 400);
 
-async function jsonBody(c: Context): Promise<{ ok: true; value: unknown } | { ok: false }> {
+/** The body as JSON; text nested deeper than MAX_JSON_DEPTH (64) is refused unparsed (`deep`),
+ * so a scenario's claims can never be too deep to sign into a token later. */
+async function jsonBody(c: Context): Promise<{ ok: true; value: unknown } | { ok: false; deep?: true }> {
   try {
-    return { ok: true, value: JSON.parse(await c.req.text()) };
-  } catch {
-    return { ok: false };
+    return { ok: true, value: parseJsonBounded(await c.req.text()) };
+  } catch (err) {
+    return err instanceof JsonDepthError ? { ok: false, deep: true } : { ok: false };
   }
 }
 
@@ -163,7 +166,7 @@ export function registerDebug(app: Hono, p: Provider): void {
 
   app.post("/debug/scenarios", async (c) => {
     const body = await jsonBody(c);
-    if (!body.ok) return badRequest(c, "body must be JSON");
+    if (!body.ok) return badRequest(c, body.deep ? `body is nested deeper than ${MAX_JSON_DEPTH} levels` : "body must be JSON");
     try {
       const user = parseSeededUser(body.value);
       await p.addScenario(user);

@@ -8,7 +8,7 @@
  * replaced. The execution running on it rejects with RUNTIME_LOST; every other session that lived
  * on the thread is reported through `onLost`.
  */
-import { createThreadPool, ThreadCallError, type PoolMessage, type PoolReply, type PoolThread } from "../../../lib/thread-pool.ts";
+import { createThreadPool, MESSAGE_NOT_SENT, ThreadCallError, type PoolMessage, type PoolReply, type PoolThread } from "../../../lib/thread-pool.ts";
 import type { SpawnThread, ThreadPort } from "../../../lib/threads.ts";
 import {
   LiveRuntimeError,
@@ -61,6 +61,9 @@ export interface ThreadPoolOptions {
   onLost?: LiveRuntimeOptions["onLost"];
 }
 
+/** A call whose request or result the thread channel could not copy (MESSAGE_NOT_SENT). */
+class NotSent extends Error {}
+
 /** Per thread: the sessions pinned there, and those with an open or execute call in flight. */
 interface Pinned {
   sessions: Set<string>;
@@ -98,6 +101,8 @@ export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadP
       return await pool.call(thread, req, timeoutMs, onEvent);
     } catch (err) {
       if (!(err instanceof ThreadCallError)) throw err;
+      // A request or result the channel could not copy failed alone: the thread is fine.
+      if (err.code === MESSAGE_NOT_SENT) throw new NotSent(err.message);
       throw new LiveRuntimeError((err.lost ? undefined : (err.code as LiveErrorCode | undefined)) ?? lostCode, err.message);
     } finally {
       thread.state.calling.delete(sessionId);
@@ -120,6 +125,11 @@ export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadP
         live.set(spec.sessionId, { thread, wallMs: spec.settings.limits.wall_ms });
       } catch (err) {
         thread.state.sessions.delete(spec.sessionId);
+        if (err instanceof NotSent) {
+          // The thread may have opened the runtime before its answer failed to come back.
+          if (!thread.dead) await pool.call(thread, { op: "close", sessionId: spec.sessionId }, graceMs).catch(() => {});
+          throw new LiveRuntimeError("STARTUP_FAILED", err.message);
+        }
         throw err;
       }
     },
@@ -132,6 +142,8 @@ export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadP
       try {
         return (await call(entry.thread, { op: "execute", sessionId, request }, entry.wallMs + graceMs, "RUNTIME_LOST", onEvent))!;
       } catch (err) {
+        // This execution alone fails; the session and its thread are unharmed.
+        if (err instanceof NotSent) return { status: "error", error: { message: err.message, stack: "" }, metrics: { duration_ms: 0, events: 0, output_bytes: 0 } };
         if (err instanceof LiveRuntimeError && err.code === "RUNTIME_LOST" && live.get(sessionId) === entry) {
           live.delete(sessionId);
           entry.thread.state.sessions.delete(sessionId);

@@ -144,7 +144,8 @@ function impliedErrors(operation: Operation<string, ObjectSchema | undefined, Ob
   return codes;
 }
 
-const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+/** Every method a 405 is answered for (TRACE too: a known path never answers 404 to a method). */
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"];
 
 /**
  * Collects operations, then mounts them on a Hono app (`mount`), keeping their declarations for

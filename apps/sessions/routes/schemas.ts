@@ -12,6 +12,7 @@ import {
   EXECUTION_STATUSES,
   SESSION_STATUSES,
 } from "../domain/records.ts";
+import { LIMIT_MAXIMA } from "../domain/settings.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks
@@ -20,8 +21,15 @@ const nonEmpty = (what: string, max = 1024) =>
   v.pipe(v.string(), v.minLength(1, `${what} must not be empty`), v.maxLength(max, `${what} is longer than ${max} characters`));
 /** A UUID in any case, read lower-case (ids are stored lower-case). */
 export const uuid = v.pipe(v.string(), v.uuid("must be a UUID"), v.toLowerCase());
-const positiveInt = (description: string) =>
-  v.pipe(v.number(), v.safeInteger("must be an integer"), v.minValue(1, "must be a positive integer"), v.description(description));
+/** A positive integer up to `max` (a limit: no accepted value may overflow a timer or a counter). */
+const limit = (max: number, description: string) =>
+  v.pipe(
+    v.number(),
+    v.safeInteger("must be an integer"),
+    v.minValue(1, "must be a positive integer"),
+    v.maxValue(max, `must be at most ${max}`),
+    v.description(`${description}; at most ${max}`),
+  );
 /** A JSON object (not an array, not null). (`v.record` would take an array as an object.) */
 export const jsonObject = v.custom<Record<string, unknown>>(
   (value) => typeof value === "object" && value !== null && !Array.isArray(value),
@@ -41,11 +49,11 @@ const queryInteger = (min: 0 | 1, description: string) =>
 // Settings
 
 const limitsEntries = {
-  cpu_ms: positiveInt("CPU time an execution may use, ms (default 5000)"),
-  wall_ms: positiveInt("wall-clock time an execution may take, ms (default 30000)"),
-  mem_mb: positiveInt("memory a session may use, MiB (default 128)"),
-  max_events: positiveInt("events an execution may produce (default 1000)"),
-  max_output_kb: positiveInt("console output an execution may produce, KiB of UTF-8 (default 512)"),
+  cpu_ms: limit(LIMIT_MAXIMA.cpu_ms, "CPU time an execution may use, ms (default 5000)"),
+  wall_ms: limit(LIMIT_MAXIMA.wall_ms, "wall-clock time an execution may take, ms (default 30000)"),
+  mem_mb: limit(LIMIT_MAXIMA.mem_mb, "memory a session may use, MiB (default 128)"),
+  max_events: limit(LIMIT_MAXIMA.max_events, "events an execution may produce (default 1000)"),
+  max_output_kb: limit(LIMIT_MAXIMA.max_output_kb, "console output an execution may produce, KiB of UTF-8 (default 512)"),
 };
 const resolverEntries = {
   roots: v.array(nonEmpty("a root")),
