@@ -64,6 +64,7 @@ export const routesSection = defineSection({
     "policy-file": stringField({ default: "", description: "Policy (YAML or JSON) mapping roles to actions; ROUTES_POLICY gives one inline (neither: actions granted by the token's scope, roles, groups or permissions)" }),
     "introspection-client-id": stringField({ default: "", description: "Client id for introspecting opaque tokens at the issuer (empty: opaque tokens refused)" }),
     "introspection-client-secret": stringField({ default: "", secret: true, description: "Its secret" }),
+    assets: stringField({ default: "", description: "Read-only directories a script serves with app.staticFromAssetsModule(prefix, require(NAME), root): DIR (module assets) or NAME=DIR, comma-separated; bundled into the Worker by `bundle`" }),
     "static-root": stringField({ default: "", description: "Directory app.static paths are relative to (default: the script's directory)" }),
     "session-secret": stringField({ default: "", secret: true, description: "Key signing the host session cookie (default: random at each start)" }),
     db: stringField({ default: "", description: "SQL store for resources and audit events: file:PATH, :memory:, or a libSQL server (ROUTES_DB_AUTH_TOKEN); empty or none: no store (routes with resources answer 500)" }),
@@ -146,7 +147,7 @@ async function loadConfig(runtime: HostRuntime, args: ParsedArgs, needsScript: b
   // The issuer as a URL (a path names a provider this host mounts); no database for "" or "none".
   const issuer = issuerUrl(values.issuer, values.addr);
   const db = values.db === "none" ? "" : values.db;
-  return { values, sources: loaded.sources, profile: loaded.profile, scriptPath, limits, issuer, db, staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
+  return { values, sources: loaded.sources, profile: loaded.profile, scriptPath, limits, issuer, db, assets: assetDirectories(runtime, values.assets, loaded.sources.assets), staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
 }
 
 /** The policy file's text and the policy in it (PolicyError when it is missing or wrong). */
@@ -155,6 +156,23 @@ async function readPolicyFile(runtime: HostRuntime, config: Config): Promise<{ f
   const text = await runtime.readTextFile(runtime.resolvePath(runtime.cwd(), file));
   if (text === undefined) throw new PolicyError(`policy file ${file} (from ${config.sources["policy-file"]}) does not exist`);
   return { file, text, policy: await readPolicy(text, `policy file ${file}`) };
+}
+
+/** Names a script cannot take for an assets module: the host's own modules. */
+const RESERVED_MODULES = new Set(["httpmod", "idp", "sessions", "resources", "audit"]);
+
+/** The `assets` setting as module name -> absolute directory: `DIR` is the module `assets`. */
+function assetDirectories(runtime: HostRuntime, setting: string, source: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of setting.split(",").map((x) => x.trim()).filter((x) => x !== "")) {
+    const eq = item.indexOf("=");
+    const name = eq > 0 ? item.slice(0, eq) : "assets";
+    const dir = eq > 0 ? item.slice(eq + 1) : item;
+    if (!/^[a-z][a-z0-9_-]*$/i.test(name) || RESERVED_MODULES.has(name)) throw new ConfigError("CONFIG_INVALID_VALUE", `assets (from ${source}): ${JSON.stringify(name)} cannot name a module (letters, digits, - and _, not ${[...RESERVED_MODULES].join(", ")})`, source, "assets");
+    if (name in out) throw new ConfigError("CONFIG_INVALID_VALUE", `assets (from ${source}): the module ${name} is given twice`, source, "assets");
+    out[name] = runtime.resolvePath(runtime.cwd(), dir);
+  }
+  return out;
 }
 
 /** This host's origin as a browser on this machine reaches it (0.0.0.0 and :: by loopback). */
@@ -191,6 +209,7 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
     renderer: renderValue,
     logger,
     files: { tree: platform.files, root: config.staticRoot },
+    assets: Object.fromEntries(Object.entries(config.assets).map(([name, root]) => [name, { tree: platform.files, root }])),
     session: security.session,
     auth: {
       ...security.auth,
@@ -353,7 +372,7 @@ async function writeBundle(runtime: HostRuntime, platform: RoutesPlatform, confi
   const path = runtime.resolvePath(runtime.cwd(), out);
   const cut = path.lastIndexOf("/");
   try {
-    const bundle = await readWorkerBundle(platform.files, config.scriptPath);
+    const bundle = await readWorkerBundle(platform.files, config.scriptPath, config.assets);
     // Read and checked here: a bad policy fails the build, not the Worker's first request.
     const policyFile = config.values["policy-file"] ? await readPolicyFile(runtime, config) : undefined;
     if (policyFile) bundle.policy = policyFile.text;

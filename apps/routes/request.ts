@@ -113,7 +113,7 @@ async function formFile(file: File): Promise<FormFile> {
   const bytes = new Uint8Array(await file.arrayBuffer());
   const base = { name: file.name, type: file.type, size: bytes.byteLength };
   try {
-    return { ...base, encoding: "utf8", content: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+    return { ...base, encoding: "utf8", content: new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes) };
   } catch {
     let binary = "";
     for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));

@@ -47,7 +47,7 @@ import { hostSecurity, issuerFor } from "./security.ts";
 import { createRouteHost } from "./host.ts";
 import { storeServices } from "./script-services.ts";
 import { prepareRoutesStore, sqlAuditSink, sqlResourceResolver } from "./store.ts";
-import { workerBundleFiles } from "./script/read-bundle.ts";
+import { bundledFiles } from "./script/read-bundle.ts";
 import { inProcessScriptRuntime } from "./script/runtime.ts";
 import { DEFAULT_SCRIPT_LIMITS } from "./script/script-sandbox.ts";
 
@@ -158,7 +158,9 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
   const issuer = issuerFor(env.ROUTES_ISSUER ?? "http://127.0.0.1:5556", origin);
   const store = await openStore(env);
   const audit = env.ROUTES_AUDIT ?? "db";
-  const files = env.STATIC ? r2FileTree(env.STATIC as unknown as R2BucketLike) : memoryFileTree(workerBundleFiles(bundle, STATIC_ROOT.slice(1)));
+  const files = env.STATIC ? r2FileTree(env.STATIC as unknown as R2BucketLike) : memoryFileTree(bundledFiles(bundle.files, STATIC_ROOT.slice(1)));
+  // Assets modules (`bundle --assets`), each a read-only tree of its own.
+  const assets = Object.fromEntries(Object.entries(bundle.assets ?? {}).map(([name, files]) => [name, { tree: memoryFileTree(bundledFiles(files, "assets")), root: "/assets" }]));
   const limits = { cpuMs: number(env.ROUTES_CPU_MS, DEFAULT_SCRIPT_LIMITS.cpuMs), wallMs: number(env.ROUTES_WALL_MS, DEFAULT_SCRIPT_LIMITS.wallMs), memMb: number(env.ROUTES_MEM_MB, DEFAULT_SCRIPT_LIMITS.memMb) };
   const security = hostSecurity({
     issuer,
@@ -174,6 +176,7 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
     dev: env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1",
     logger,
     files: { tree: files, root: STATIC_ROOT },
+    assets,
     session: security.session,
     auth: {
       ...security.auth,

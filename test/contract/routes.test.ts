@@ -26,7 +26,7 @@ beforeAll(async () => {
   signingKey = { ...(await exportJWK(privateKey)), kid: "dev-key-1", alg: "RS256" };
   idp = await startIdp({ clients: CLIENTS, accessTokenFormat: "jwt", accessTokenAudience: AUDIENCE, signingKeys: { keys: [signingKey] } });
   host = await startService("routes", {
-    env: { ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js", ROUTES_ISSUER: idp.issuer, ROUTES_AUDIENCE: AUDIENCE, ROUTES_CPU_MS: "300", ROUTES_SESSION_SECRET: "contract-secret", ROUTES_DB: "none" },
+    env: { ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js", ROUTES_ISSUER: idp.issuer, ROUTES_AUDIENCE: AUDIENCE, ROUTES_CPU_MS: "300", ROUTES_SESSION_SECRET: "contract-secret", ROUTES_DB: "none", ROUTES_ASSETS: "test/contract/fixtures/routes-assets" },
   });
 });
 
@@ -167,6 +167,16 @@ describe("static files", () => {
       expect([400, 404]).toContain(res.status);
     },
   );
+});
+
+describe("an assets module (ROUTES_ASSETS, bundled into the Worker)", () => {
+  it("serves the module's directory with app.staticFromAssetsModule, and nothing above its root", async () => {
+    const page = await get("/embedded/");
+    expect(page.status).toBe(200);
+    expect(await page.text()).toBe("<p>embedded page</p>\n");
+    expect((await get("/embedded/index.html")).headers.get("content-type")).toBe("text/html; charset=utf-8");
+    for (const path of ["/embedded/../hello.txt", "/embedded/%2e%2e/hello.txt", "/embedded/..%2fhello.txt"]) expect((await rawRequest(path)).body).not.toContain("embedded hello");
+  });
 });
 
 describe("failures", () => {

@@ -115,13 +115,13 @@ function withPort(options: StartOptions, port: number): StartOptions {
   };
 }
 
-/** What wrangler's build step for [env.routes] reads: the script, and its policy file (none for
- * a test's own script unless named; the default is the notes example's). */
+/** What wrangler's build step for [env.routes] reads: the script, its policy file (none for a
+ * test's own script unless named; the default is the notes example's) and its assets modules. */
 function routesBuildEnv(env: Record<string, string> | undefined, port: number): Record<string, string> {
   // Each Worker its own bundle file: wrangler watches it, and suites run side by side.
   const out = { ROUTES_BUNDLE_OUT: routesBundlePath(port) };
   if (!env?.ROUTES_SCRIPT) return out;
-  return { ...out, ROUTES_SCRIPT: env.ROUTES_SCRIPT, ROUTES_POLICY_FILE: env.ROUTES_POLICY_FILE ?? "" };
+  return { ...out, ROUTES_SCRIPT: env.ROUTES_SCRIPT, ROUTES_POLICY_FILE: env.ROUTES_POLICY_FILE ?? "", ...(env.ROUTES_ASSETS ? { ROUTES_ASSETS: env.ROUTES_ASSETS } : {}) };
 }
 
 const routesBundlePath = (port: number) => `.wrangler/routes/test-${port}.json`;

@@ -67,11 +67,12 @@ export interface WorkerBundle {
   files: Record<string, string>;
   /** The policy file's text (`bundle --policy-file`), checked when bundled; ROUTES_POLICY overrides it. */
   policy?: string;
+  /** Assets modules (`bundle --assets`): module name -> its files as base64. */
+  assets?: Record<string, Record<string, string>>;
 }
 
-export async function readWorkerBundle(tree: FileTree, scriptPath: string): Promise<WorkerBundle> {
-  const script = await readScriptBundle(tree, scriptPath);
-  const { dir } = splitPath(scriptPath);
+/** Every file under `dir`, as base64 by its path relative to `dir` (within BUNDLE_LIMITS). */
+async function readFilesBase64(tree: FileTree, dir: string): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   await walkFiles(tree, dir, () => true, async (path) => {
     const bytes = await tree.readBytes(dir, path);
@@ -80,13 +81,22 @@ export async function readWorkerBundle(tree: FileTree, scriptPath: string): Prom
     files[path] = btoa(binary);
     return bytes.length;
   });
-  return { script, files };
+  return files;
 }
 
-/** The files of a WorkerBundle as bytes, keyed `<root>/<path>` as memoryFileTree wants them. */
-export function workerBundleFiles(bundle: WorkerBundle, root: string): Record<string, Uint8Array> {
+/** `assets`: module name -> absolute directory, each bundled for `app.staticFromAssetsModule`. */
+export async function readWorkerBundle(tree: FileTree, scriptPath: string, assets: Record<string, string> = {}): Promise<WorkerBundle> {
+  const script = await readScriptBundle(tree, scriptPath);
+  const bundle: WorkerBundle = { script, files: await readFilesBase64(tree, splitPath(scriptPath).dir) };
+  for (const [name, dir] of Object.entries(assets)) (bundle.assets ??= {})[name] = await readFilesBase64(tree, dir);
+  return bundle;
+}
+
+/** Bundled files (base64 by relative path) as bytes, keyed `<root>/<path>` as memoryFileTree
+ * wants them. */
+export function bundledFiles(files: Record<string, string>, root: string): Record<string, Uint8Array> {
   const out: Record<string, Uint8Array> = {};
-  for (const [path, b64] of Object.entries(bundle.files)) out[`${root}/${path}`] = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  for (const [path, b64] of Object.entries(files)) out[`${root}/${path}`] = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
   return out;
 }
 
