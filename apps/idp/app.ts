@@ -70,6 +70,12 @@ export interface IdpAppOptions {
    * any first path segment that is not one of the provider's (env IDP_ISSUERS_BY_PATH=off).
    */
   issuersByPath?: boolean;
+  /** Back-channel logout URIs by client id (env IDP_BACKCHANNEL_LOGOUT_URIS, a JSON object). */
+  backchannelLogoutUris?: Record<string, string>;
+  /** Timeout of one back-channel logout POST in ms (default 5000; env IDP_BACKCHANNEL_TIMEOUT_MS). */
+  backchannelTimeoutMs?: number;
+  /** Await back-channel logout POSTs within the request (edge.ts on Workers); default: after the response. */
+  awaitDeliveries?: boolean;
 }
 
 const SLOW_MS = 10_000;
@@ -119,6 +125,9 @@ export function createProvider(options: IdpAppOptions): Provider {
     jwksSlowMs: options.jwksSlowMs ?? SLOW_MS,
     accessTokenFormat: options.accessTokenFormat,
     accessTokenAudience: options.accessTokenAudience,
+    backchannelLogoutUris: options.backchannelLogoutUris,
+    backchannelTimeoutMs: options.backchannelTimeoutMs,
+    awaitDeliveries: options.awaitDeliveries,
     logger: options.logger ?? createLogger({ fields: { service: "idp" } }),
   });
 }

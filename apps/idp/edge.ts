@@ -76,7 +76,8 @@ async function build(env: Env): Promise<Hono> {
   if (!state) logger.warn("IDP_STATE is not set: state in memory, this isolate's own");
   // Keys are loaded before the first answer, not in the background: an edge runtime may end
   // work that a finished request left running.
-  return (await createIdp({ ...options, issuer: options.issuer ?? "{origin}", state, logger })).app;
+  // On Workers a request's unfinished work may be cut off: back-channel logout POSTs are awaited.
+  return (await createIdp({ ...options, issuer: options.issuer ?? "{origin}", state, logger, awaitDeliveries: onWorkers() })).app;
 }
 
 export default {

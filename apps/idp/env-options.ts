@@ -50,6 +50,20 @@ function parseMillis(variable: string, value: string): number {
   return n;
 }
 
+/** A JSON object of strings (`{"web-app": "http://127.0.0.1:4000/backchannel"}`). */
+function parseUriMap(variable: string, value: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new EnvOptionError(variable, 'not valid JSON (expected {"client-id": "http://..."})');
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed) || !Object.values(parsed).every((v) => typeof v === "string")) {
+    throw new EnvOptionError(variable, 'expected a JSON object of client ids to URIs ({"client-id": "http://..."})');
+  }
+  return parsed as Record<string, string>;
+}
+
 function parseSwitch(variable: string, value: string): boolean {
   const v = value.trim().toLowerCase();
   if (["on", "true", "1"].includes(v)) return true;
@@ -93,6 +107,10 @@ export async function optionsFromEnv(env: Env): Promise<Partial<IdpAppOptions>> 
   if (audience !== undefined) out.accessTokenAudience = audience.trim();
   const byPath = get("IDP_ISSUERS_BY_PATH");
   if (byPath !== undefined) out.issuersByPath = parseSwitch("IDP_ISSUERS_BY_PATH", byPath);
+  const backchannel = get("IDP_BACKCHANNEL_LOGOUT_URIS");
+  if (backchannel !== undefined) out.backchannelLogoutUris = parseUriMap("IDP_BACKCHANNEL_LOGOUT_URIS", backchannel);
+  const backchannelTimeout = get("IDP_BACKCHANNEL_TIMEOUT_MS");
+  if (backchannelTimeout !== undefined) out.backchannelTimeoutMs = parseMillis("IDP_BACKCHANNEL_TIMEOUT_MS", backchannelTimeout);
   const tokenSlow = get("IDP_TOKEN_SLOW_MS");
   if (tokenSlow !== undefined) out.tokenSlowMs = parseMillis("IDP_TOKEN_SLOW_MS", tokenSlow);
   const jwksSlow = get("IDP_JWKS_SLOW_MS");

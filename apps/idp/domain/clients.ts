@@ -13,6 +13,8 @@ export interface ClientConfig {
   require_pkce?: boolean;
   allowed_scopes?: string[];
   grant_types?: string[];
+  /** OpenID Connect Back-Channel Logout: where logout tokens are POSTed (domain/backchannel.ts). */
+  backchannel_logout_uri?: string;
 }
 
 export interface Client {

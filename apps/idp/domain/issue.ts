@@ -32,6 +32,8 @@ export interface Issuance {
   grant_id: string;
   /** A write that spent the grant (the used-code record, say): committed with the tokens. */
   spent?: Promise<void>;
+  /** The IdP session the grant came from: `sid` of ID tokens (back-channel logout). */
+  sid?: string;
 }
 
 export const scopeList = (scope: string) => scope.split(" ").filter((s) => s !== "");
@@ -98,6 +100,7 @@ export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResp
       expires_at: now + LIFETIME_MS.refreshToken,
     };
     if (req.refreshJkt) refresh.jkt = req.refreshJkt;
+    if (req.sid) refresh.sid = req.sid;
     writes.push(p.put("refresh_token", refreshToken, refresh, { pruneAt: refresh.expires_at, group: req.grant_id }));
     response.refresh_token = refreshToken;
   }
@@ -127,6 +130,7 @@ async function signIdToken(p: Provider, req: Issuance, accessToken: string, now:
     auth_time: Math.floor((req.auth_time ?? now) / 1000),
   };
   if (req.nonce !== undefined) claims.nonce = effect === "bad-nonce" ? `not-${req.nonce}` : req.nonce;
+  if (req.sid !== undefined) claims.sid = req.sid;
   claims.at_hash = await atHash(accessToken);
   for (const [k, v] of Object.entries(userClaims(user))) if (k !== "sub") claims[k] = v;
   if (effect === "missing-email") {

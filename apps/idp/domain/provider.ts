@@ -7,6 +7,7 @@ import type { JWK } from "jose";
 import type { Logger } from "../../../lib/log.ts";
 import { namespaceOf, namespacedStore } from "../state/namespace.ts";
 import type { IdpStateStore, RecordOptions, StateKind } from "../state/store.ts";
+import { backchannelUris, notifyExpiredSessions } from "./backchannel.ts";
 import { buildClients, type Client, type ClientConfig } from "./clients.ts";
 import type { User } from "./claims.ts";
 import { SigningKeysError } from "./errors.ts";
@@ -40,6 +41,12 @@ export interface ProviderOptions {
   accessTokenFormat?: AccessTokenFormat;
   /** `aud` of JWT access tokens (default: the client id). */
   accessTokenAudience?: string;
+  /** Back-channel logout URIs by client id (backchannel.ts). */
+  backchannelLogoutUris?: Record<string, string>;
+  /** Timeout of one back-channel logout POST (default 5000 ms). */
+  backchannelTimeoutMs?: number;
+  /** Await back-channel logout POSTs within the request (a runtime that may end work a response left behind). */
+  awaitDeliveries?: boolean;
   logger: Logger;
 }
 
@@ -63,6 +70,7 @@ export const MAX_LIVE: Partial<Record<StateKind, number>> = {
   device_grant: 10_000,
   user_code: 10_000,
   replay: 20_000,
+  logout_client: 10_000,
 };
 
 /** What other instances may change (through /debug) and each instance reads again per request. */
@@ -95,6 +103,8 @@ interface Core {
   interned: Map<string, string>;
   issuers: Map<string, Provider>;
   root: Provider;
+  /** Back-channel logout deliveries still running. */
+  deliveries: Set<Promise<void>>;
 }
 
 export class Provider {
@@ -113,6 +123,8 @@ export class Provider {
   readonly sessionCookie: string;
   /** What every issuer of the provider shares (settings, scenarios, keys, counters). */
   private readonly core: Core;
+  /** Back-channel logout URIs by client id. */
+  readonly backchannelLogoutUris: Map<string, string>;
 
   constructor(readonly options: ProviderOptions, parent?: { provider: Provider; name: string }) {
     this.random = options.random ?? pooledCryptoRandom();
@@ -124,6 +136,12 @@ export class Provider {
     this.issuerName = parent?.name;
     this.state = namespacedStore(options.state, namespaceOf(this.issuerName));
     this.sessionCookie = parent ? `idp_session.${parent.name}` : "idp_session";
+    this.backchannelLogoutUris =
+      parent?.provider.backchannelLogoutUris ??
+      backchannelUris(this.clients.keys(), [
+        ...Object.entries(options.backchannelLogoutUris ?? {}),
+        ...(options.clients ?? []).flatMap((c) => (c.backchannel_logout_uri ? [[c.client_id, c.backchannel_logout_uri] as [string, string]] : [])),
+      ]);
     this.core = parent?.provider.core ?? {
       settings: { clockOffsetMs: 0, jwksMode: "normal", scenariosVersion: "", keysVersion: "" },
       scenariosRead: false,
@@ -134,6 +152,7 @@ export class Provider {
       interned: new Map(),
       issuers: new Map(),
       root: this,
+      deliveries: new Set(),
     };
   }
 
@@ -231,9 +250,30 @@ export class Provider {
           : await this.state.swap("setting", SETTING.clockOffset, stored, next);
       if (done) {
         this.core.settings = { ...this.core.settings, clockOffsetMs: next };
+        // Sessions the move made expire end now, as far as their clients are concerned.
+        await notifyExpiredSessions(this);
         return;
       }
     }
+  }
+
+  // -- back-channel logout deliveries ---------------------------------------------------------
+
+  /**
+   * Runs a delivery (back-channel logout POSTs, which never throw) after the response, or within
+   * the request where the runtime may end work a response left behind (`awaitDeliveries`).
+   */
+  deliver(task: Promise<void>): Promise<void> {
+    if (this.options.awaitDeliveries) return task;
+    const deliveries = this.core.deliveries;
+    deliveries.add(task);
+    void task.finally(() => deliveries.delete(task));
+    return Promise.resolve();
+  }
+
+  /** Resolves once the deliveries started so far are done (tests, shutdown). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.core.deliveries]);
   }
 
   // -- state helpers ---------------------------------------------------------------------------
@@ -280,6 +320,7 @@ export class Provider {
     if (++this.core.writes % PRUNE_EVERY !== 0 || this.core.pruning) return;
     this.core.pruning = true;
     try {
+      await notifyExpiredSessions(this);
       const dropped = await this.state.prune(this.now(), MAX_LIVE);
       for (const [kind, n] of Object.entries(dropped)) {
         if (n! > 0 && Date.now() - this.core.lastLimitWarning > 60_000) {

@@ -20,6 +20,8 @@ export interface SessionRecord {
   sub: string;
   auth_time: number;
   expires_at: number;
+  /** The session's id in ID tokens and logout tokens (not the cookie's value). */
+  sid?: string;
 }
 
 export interface CodeRecord {
@@ -35,6 +37,8 @@ export interface CodeRecord {
   auth_time: number;
   grant_id: string;
   expires_at: number;
+  /** The session the code was issued in (back-channel logout). */
+  sid?: string;
 }
 
 /** The grant id of a redeemed code, remembered until it would have expired, so a replay can revoke its tokens. */
@@ -62,6 +66,8 @@ export interface RefreshTokenRecord {
   auth_time: number;
   issued_at: number;
   expires_at: number;
+  /** The session of the grant: refreshed ID tokens keep its `sid`. */
+  sid?: string;
 }
 
 export type DeviceGrantStatus = "pending" | "approved" | "denied";

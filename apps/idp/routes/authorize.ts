@@ -14,6 +14,7 @@ import { isPkceMethod, isWellFormedPkceValue, type PkceMethod } from "../domain/
 import type { Provider } from "../domain/provider.ts";
 import { constantTimeEqual } from "../domain/random.ts";
 import { LIFETIME_MS, type CodeRecord, type SessionRecord } from "../domain/records.ts";
+import { endSessions } from "../domain/backchannel.ts";
 import { loginPage } from "../pages/login.ts";
 import { currentSession, readForm, redirectWith, samePath, toParams, type Params } from "./http.ts";
 
@@ -101,7 +102,7 @@ function validateRest(params: Params, base: { client: Client; redirect_uri: stri
 }
 
 /** Issues a code for the request and the authenticated user (stored once the promise resolves). */
-function issueCode(p: Provider, req: AuthorizeRequest, user: { login: string; sub: string }, authTime: number): { code: string; stored: Promise<void> } {
+function issueCode(p: Provider, req: AuthorizeRequest, user: { login: string; sub: string; sid?: string }, authTime: number): { code: string; stored: Promise<void> } {
   const now = p.now();
   const code = p.secret();
   const record: CodeRecord = {
@@ -120,6 +121,7 @@ function issueCode(p: Provider, req: AuthorizeRequest, user: { login: string; su
     record.code_challenge_method = req.code_challenge_method!;
   }
   if (req.dpop_jkt !== undefined) record.dpop_jkt = req.dpop_jkt;
+  if (user.sid !== undefined) record.sid = user.sid;
   return { code, stored: p.put("code", code, record, { pruneAt: record.expires_at }) };
 }
 
@@ -201,11 +203,11 @@ async function handle(c: Context, p: Provider, params: Params, form: Params | un
   // A new login replaces this browser's previous session.
   const previous = await currentSession(c, p);
   const sessionId = p.secret();
-  const session: SessionRecord = { login: user.login, sub: user.sub, auth_time: now, expires_at: now + LIFETIME_MS.session };
-  const { code, stored } = issueCode(p, req, user, now);
+  const session: SessionRecord = { login: user.login, sub: user.sub, auth_time: now, expires_at: now + LIFETIME_MS.session, sid: p.secret() };
+  const { code, stored } = issueCode(p, req, { ...user, sid: session.sid }, now);
   // One commit for the three writes: they are queued in the same turn.
   await Promise.all([
-    previous ? p.state.delete("session", previous.id) : undefined,
+    previous ? endSessions(p, [previous]) : undefined, // back-channel logout for the session replaced
     p.put("session", sessionId, session, { pruneAt: session.expires_at, group: user.sub }),
     stored,
   ]);

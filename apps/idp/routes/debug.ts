@@ -6,6 +6,7 @@
 import type { Context, Hono } from "hono";
 import { clientAddress, isLoopbackAddress } from "../../../lib/http/client-address.ts";
 import { JsonDepthError, MAX_JSON_DEPTH, parseJsonBounded } from "../../../lib/http/json-limits.ts";
+import { endAllSessions, endSubjectSessions, notifyExpiredSessions } from "../domain/backchannel.ts";
 import { UsersDocumentError } from "../domain/errors.ts";
 import type { Provider } from "../domain/provider.ts";
 import { secretPrefix } from "../domain/random.ts";
@@ -140,7 +141,29 @@ export function registerDebug(app: Hono, p: Provider): void {
     return c.json({ mode });
   });
 
+  // Ends this issuer's sessions, or those of one subject ({"sub": "..."}): clients with a
+  // back-channel logout URI are told, as at /end-session.
+  app.post("/debug/sessions/end", async (c) => {
+    const text = await c.req.text();
+    let sub: unknown;
+    if (text.trim() !== "") {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        return badRequest(c, "body must be a JSON object");
+      }
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return badRequest(c, "body must be a JSON object");
+      sub = (value as { sub?: unknown }).sub;
+      if (sub !== undefined && (typeof sub !== "string" || sub === "")) return badRequest(c, "sub must be a non-empty string");
+    }
+    const ended = sub === undefined ? await endAllSessions(p) : await endSubjectSessions(p, sub as string);
+    return c.json({ ended });
+  });
+
   app.post("/debug/reset", async (c) => {
+    // Every session ends: clients with a back-channel logout URI are told first.
+    await notifyExpiredSessions(p, true);
     await p.reset(RESETTABLE_KINDS);
     return c.json({ reset: true });
   });

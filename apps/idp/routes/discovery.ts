@@ -37,7 +37,8 @@ export function discoveryDocument(issuer: string): Record<string, unknown> {
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     frontchannel_logout_supported: false,
-    backchannel_logout_supported: false,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Context, Hono } from "hono";
 import { deleteCookie } from "hono/cookie";
+import { endSessions } from "../domain/backchannel.ts";
 import { PageError } from "../domain/errors.ts";
 import type { Provider } from "../domain/provider.ts";
 import { loadJose } from "../../../lib/oauth/jose.ts";
@@ -49,9 +50,8 @@ async function endSession(c: Context, p: Provider, params: Params): Promise<Resp
     throw new PageError(400, "Invalid logout request", `client "${v.get("client_id")}" is not registered`);
   }
   const own = await currentSession(c, p);
-  if (own) await p.state.delete("session", own.id);
-  // Sessions are grouped by subject.
-  if (sub !== undefined) await p.state.deleteGroup(["session"], sub);
+  // Sessions are grouped by subject; clients with a back-channel logout URI hear of each.
+  await endSessions(p, own ? [own] : [], sub);
   if (target !== undefined) return redirectWith(c, target, { state: v.get("state") });
   return c.html(messagePage("Logged out", "You are logged out of the identity provider.", "logged-out"), 200, { "Cache-Control": "no-store" });
 }

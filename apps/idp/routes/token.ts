@@ -19,6 +19,7 @@ import {
   type UsedCodeRecord,
 } from "../domain/records.ts";
 import { DEVICE_CODE_GRANT, GRANT_TYPES } from "./discovery.ts";
+import { rememberLogoutClient } from "../domain/backchannel.ts";
 import { checkProof } from "./dpop.ts";
 import { TOKEN_EXCHANGE_GRANT, tokenExchange } from "./token-exchange.ts";
 import { NO_STORE, endpoints, readOAuthForm, type Params } from "./http.ts";
@@ -80,7 +81,9 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
   await applyTokenScenario(p, user);
   // Spend the code: of concurrent redemptions (here or at another instance) one takes it.
   if (!(await p.state.take("code", code, record))) throw invalidGrant("authorization code is unknown or expired");
+  await rememberLogoutClient(p, { iss: g.issuer, sid: record.sid, sub: record.sub, client_id: client.client_id, auth_time: record.auth_time });
   return issueTokens(p, {
+    sid: record.sid,
     spent: p.put("used_code", code, record.grant_id satisfies UsedCodeRecord, { pruneAt: record.expires_at }),
     issuer: g.issuer,
     client,
@@ -120,6 +123,7 @@ async function refreshToken(g: GrantContext): Promise<TokenResponse> {
   // A bound refresh token stays bound; a public client's becomes bound by its first proof.
   const refreshJkt = record.jkt ?? (client.secret === undefined ? g.proof?.jkt : undefined);
   return issueTokens(p, {
+    sid: record.sid,
     issuer: g.issuer,
     client,
     user,
