@@ -128,4 +128,70 @@ describe.each(RUNTIMES)("the sessions web UI on %s", (runtime) => {
     await page.locator("td.events >> text=tick 3").waitFor();
     await page.close();
   });
+
+  test("the New session form keeps what is typed across refreshes; labelled fields; a message for an empty field; a confirmation on save", async () => {
+    const page = await browser.newPage();
+    const banner = page.locator('[data-testid="error"]');
+    await page.goto(`${service.baseUrl}/#/templates`);
+    // Create with no name says why nothing was created.
+    await page.click("#create-template");
+    await expect.poll(() => banner.textContent(), SOON).toContain("Template name is empty");
+    expect(await banner.locator("code").textContent()).toBe("REQUIRED");
+    const name = `form-${runtime}-${Date.now()}`;
+    await page.getByLabel("Template name").fill(name);
+    await page.click("#create-template");
+    await page.waitForSelector(`h2:has-text("${name}")`);
+    // Saving settings says so.
+    await page.waitForSelector('[aria-label="settings"]');
+    await page.click("text=Save settings");
+    await expect.poll(() => page.locator('[data-testid="settings-note"]').textContent(), SOON).toMatch(/^Saved at /);
+
+    await page.click(`header a[href="#/sessions"]`);
+    await page.getByLabel("Workspace id").waitFor();
+    // Every field of the form has a visible label.
+    for (const label of ["Template", "Workspace id", "Base commit", "Worktree path"]) {
+      expect(await page.locator(`form label.field:has-text("${label}")`).first().isVisible(), label).toBe(true);
+    }
+    const worktree = page.getByLabel("Worktree path");
+    if (runtime === "workerd") {
+      // Storage, not a disk: the upload form comes first and no worktree is made up.
+      const [uploads, newSession] = await Promise.all([page.locator('[data-testid="uploads"]').boundingBox(), page.locator('h2:has-text("New session")').boundingBox()]);
+      expect(uploads!.y).toBeLessThan(newSession!.y);
+      expect(await worktree.inputValue()).toBe("");
+    } else expect(await worktree.inputValue()).toBe("/tmp");
+    await page.selectOption('select[aria-label="template"]', { label: name });
+    await page.getByLabel("Workspace id").fill("typed-workspace");
+    await page.getByLabel("Base commit").fill("abc123");
+    // The sessions list refreshes (it polls): what was typed is still there afterwards.
+    await page.waitForResponse((r) => /\/api\/v1\/sessions(\?|$)/.test(r.url()));
+    await page.waitForResponse((r) => /\/api\/v1\/sessions(\?|$)/.test(r.url()));
+    expect(await page.getByLabel("Workspace id").inputValue()).toBe("typed-workspace");
+    expect(await page.getByLabel("Base commit").inputValue()).toBe("abc123");
+    // ... and across a reload of the page.
+    await page.reload();
+    await page.getByLabel("Workspace id").waitFor();
+    expect(await page.getByLabel("Workspace id").inputValue()).toBe("typed-workspace");
+    expect(await page.locator('select[aria-label="template"] option:checked').textContent()).toBe(name);
+
+    // An empty worktree path is refused with a message, not silently.
+    await worktree.fill("");
+    await page.click("#create-session");
+    await expect.poll(() => banner.textContent(), SOON).toContain("Worktree path is empty");
+    if (runtime === "workerd") {
+      await page.getByLabel("File path").fill("init.js");
+      await page.getByLabel("File contents").fill("globalThis.fromInit = 7;");
+      await page.click("#put-file");
+      await page.locator('[data-testid="stored"]').waitFor();
+      // The directory just written is the worktree.
+      expect(await worktree.inputValue()).toBe("/demo");
+    } else await worktree.fill("/tmp");
+    if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/sessions-new-${runtime}.png`, fullPage: true });
+    await page.click("#create-session");
+    await page.waitForURL(/#\/sessions\/[0-9a-f-]+$/);
+    await page.click(`header a[href="#/sessions"]`);
+    const row = page.locator('[data-testid="sessions"] tbody tr', { hasText: name });
+    await row.waitFor(SOON);
+    expect(await row.textContent()).toContain("ready");
+    await page.close();
+  });
 });

@@ -39,6 +39,52 @@ function ErrorBanner({ error, clear }: { error: ApiFailure | Error | null; clear
 
 const mib = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MiB`;
 
+/** The name a form control is shown by: its <label>, else its aria-label. */
+function labelOf(el: HTMLInputElement): string {
+  return (el.labels?.[0]?.textContent ?? el.getAttribute("aria-label") ?? el.name).replace(/\s+/g, " ").trim();
+}
+
+/**
+ * Forms are `novalidate`, so an empty or invalid field never makes a button do nothing: it is
+ * reported in the page's error banner (and focused). True when the form may be sent.
+ */
+function formReady(form: HTMLFormElement, report: Report): boolean {
+  const bad = [...form.elements].find((el) => (el as HTMLInputElement).willValidate && !(el as HTMLInputElement).checkValidity()) as HTMLInputElement | undefined;
+  if (!bad) return true;
+  const what = labelOf(bad);
+  report(new ApiFailure(0, "REQUIRED", bad.validity.valueMissing ? `${what[0]!.toUpperCase()}${what.slice(1)} is empty: fill it in first.` : `${what}: ${bad.validationMessage}`));
+  bad.focus();
+  return false;
+}
+
+/** A form's state kept in sessionStorage under `key`: what is typed survives the page's own
+ * refreshes (its lists poll) and a reload of the tab. */
+function useDraft<T extends Record<string, string | undefined>>(key: string, initial: T): [T, (field: keyof T, value: string) => void] {
+  const [draft, setDraft] = useState<T>(() => {
+    try {
+      return { ...initial, ...(JSON.parse(sessionStorage.getItem(key) ?? "{}") as Partial<T>) };
+    } catch {
+      return initial;
+    }
+  });
+  const set = useCallback(
+    (field: keyof T, value: string) =>
+      setDraft((d) => {
+        const next = { ...d, [field]: value };
+        try {
+          sessionStorage.setItem(key, JSON.stringify(next));
+        } catch {
+          // storage full or off: the state still holds it
+        }
+        return next;
+      }),
+    [key],
+  );
+  return [draft, set];
+}
+
+const valueOf = (e: Event) => (e.target as HTMLInputElement).value;
+
 function Summary() {
   const [summary, setSummary] = useState<RuntimeSummary | null>(null);
   const [memory, setMemory] = useState<RuntimeMemory>({});
@@ -71,6 +117,7 @@ function Templates({ report, selected }: { report: Report; selected?: string }) 
   useEffect(() => void load(), [load]);
   const create = async (e: Event) => {
     e.preventDefault();
+    if (!formReady(e.target as HTMLFormElement, report)) return;
     try {
       const t = await api<Template>("POST", "/templates", { name });
       setName("");
@@ -93,8 +140,8 @@ function Templates({ report, selected }: { report: Report; selected?: string }) 
   return html`<div class="split">
     <section class="list">
       <h2>Templates</h2>
-      <form onSubmit=${create} class="row">
-        <input placeholder="new template name" value=${name} onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} aria-label="template name" required />
+      <form onSubmit=${create} class="row" novalidate>
+        <label class="field">Template name <input id="template-name" placeholder="new template name" value=${name} onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} aria-label="template name" required /></label>
         <button type="submit" id="create-template">Create</button>
       </form>
       <table>
@@ -114,7 +161,7 @@ function Templates({ report, selected }: { report: Report; selected?: string }) 
   </div>`;
 }
 
-function JsonBox({ doc, label, onSave }: { doc: string; label: string; onSave: (value: unknown) => Promise<void> }) {
+function JsonBox({ doc, label, onSave, report }: { doc: string; label: string; onSave: (value: unknown) => Promise<unknown>; report: Report }) {
   const host = useRef<HTMLDivElement>(null);
   const editor = useRef<CodeEditor | null>(null);
   const [note, setNote] = useState("");
@@ -137,10 +184,16 @@ function JsonBox({ doc, label, onSave }: { doc: string; label: string; onSave: (
       setNote(`not JSON: ${(err as Error).message}`);
       return;
     }
-    setNote("");
-    await onSave(value);
+    setNote("saving…");
+    try {
+      await onSave(value);
+      setNote(`Saved at ${new Date().toLocaleTimeString()}.`);
+    } catch (err) {
+      setNote("not saved (see the message above)");
+      report(err);
+    }
   };
-  return html`<div class="json"><div ref=${host} class="editor"></div><div class="row"><button onClick=${save}>Save ${label}</button><span class="muted">${note}</span></div></div>`;
+  return html`<div class="json"><div ref=${host} class="editor"></div><div class="row"><button onClick=${save}>Save ${label}</button><span class="muted" role="status" data-testid=${`${label}-note`}>${note}</span></div></div>`;
 }
 
 function TemplateDetail({ id, report }: { id: string; report: Report }) {
@@ -174,6 +227,7 @@ function TemplateDetail({ id, report }: { id: string; report: Report }) {
   useEffect(() => void load(), [load]);
   const act = (work: () => Promise<unknown>) => async (e?: Event) => {
     e?.preventDefault();
+    if (e?.target instanceof HTMLFormElement && !formReady(e.target, report)) return;
     try {
       await work();
       await load();
@@ -186,10 +240,13 @@ function TemplateDetail({ id, report }: { id: string; report: Report }) {
   return html`<div>
     <h2>${template.name} <small class="muted">${template.engine} · ${short(template.id)}</small></h2>
     <h3>Settings</h3>
-    ${settings !== null && html`<${JsonBox} doc=${settings} label="settings" onSave=${(value: unknown) => act(() => api("PATCH", `${path}/settings`, value))()} />`}
+    ${settings !== null && html`<${JsonBox} doc=${settings} label="settings" report=${report} onSave=${async (value: unknown) => {
+      await api("PATCH", `${path}/settings`, value);
+      await load();
+    }} />`}
     <h3>Capabilities</h3>
     <table><tbody>${caps.map((c) => html`<tr><td>${c.kind}</td><td>${c.name}</td><td>${c.enabled ? "enabled" : "disabled"}</td><td><code>${JSON.stringify(c.config)}</code></td></tr>`)}</tbody></table>
-    <form class="row" onSubmit=${(e: Event) => {
+    <form class="row" novalidate onSubmit=${(e: Event) => {
       const f = e.target as HTMLFormElement;
       let config: unknown = {};
       try {
@@ -209,7 +266,7 @@ function TemplateDetail({ id, report }: { id: string; report: Report }) {
     </form>
     <h3>Startup files</h3>
     <table><tbody>${files.map((f) => html`<tr><td>${f.order_index}</td><td>${f.path}</td><td>${f.mode}</td></tr>`)}</tbody></table>
-    <form class="row" onSubmit=${(e: Event) => {
+    <form class="row" novalidate onSubmit=${(e: Event) => {
       const f = e.target as HTMLFormElement;
       return act(() => api("POST", `${path}/startup-files`, { path: field(f, "path"), order_index: Number(field(f, "order") || 0) }))(e);
     }}>
@@ -225,7 +282,7 @@ function TemplateDetail({ id, report }: { id: string; report: Report }) {
     </form>
     <h3>Libraries</h3>
     <p>${libraries.map((l) => html`<span class="chip">${l.name} <button class="link danger" onClick=${act(() => api("DELETE", `${path}/libraries/${encodeURIComponent(l.name)}`))} aria-label=${`remove library ${l.name}`}>×</button></span>`)}</p>
-    <form class="row" onSubmit=${(e: Event) => act(() => api("POST", `${path}/libraries`, { name: field(e.target as HTMLFormElement, "name") }))(e)}>
+    <form class="row" novalidate onSubmit=${(e: Event) => act(() => api("POST", `${path}/libraries`, { name: field(e.target as HTMLFormElement, "name") }))(e)}>
       <input name="name" placeholder="library name (a file in the library directory)" required aria-label="library name" />
       <button>Add library</button>
     </form>
@@ -252,30 +309,42 @@ function Sessions({ report }: { report: Report }) {
     return () => clearInterval(timer);
   }, [load]);
   const names = new Map(templates.map((t) => [t.id, t.name]));
-  // Deployments without a disk (workerd) take worktree files over the API: offer that there.
-  const [uploads, setUploads] = useState(false);
+  // Deployments without a disk (workerd) take worktree files over the API: offer that there,
+  // before the form, since a worktree exists there only once a file is put under it. Unknown
+  // until the API description is read.
+  const [uploads, setUploads] = useState<boolean | undefined>(undefined);
   useEffect(() => {
-    api<{ paths?: Record<string, unknown> }>("GET", "/openapi.json").then((doc) => setUploads(Object.keys(doc.paths ?? {}).some((p) => p.endsWith("/worktree-files"))), () => {});
+    api<{ paths?: Record<string, unknown> }>("GET", "/openapi.json").then(
+      (doc) => setUploads(Object.keys(doc.paths ?? {}).some((p) => p.endsWith("/worktree-files"))),
+      () => setUploads(false),
+    );
   }, []);
-  const [stored, setStored] = useState(0);
+  // What is typed stays typed: the lists above refresh every few seconds, and a reload keeps it too.
+  const [form, setField] = useDraft<{ template: string; workspace: string; commit: string; worktree?: string }>("sessions-ui:new-session", { template: "", workspace: "default", commit: "HEAD" });
+  const [file, setFileField] = useDraft("sessions-ui:worktree-file", { root: "/demo", path: "", text: "" });
+  // The worktree's default is a directory that exists: /tmp on a disk; on storage, none until a
+  // file is put (then the directory it went to).
+  const worktree = form.worktree ?? (uploads === false ? "/tmp" : "");
+  const template = templates.some((t) => t.id === form.template) ? form.template : (templates[0]?.id ?? "");
+  const [stored, setStored] = useState<string[]>([]);
   const putFile = async (e: Event) => {
     e.preventDefault();
-    const f = e.target as HTMLFormElement;
-    const value = (n: string) => (f.elements.namedItem(n) as HTMLInputElement).value;
+    if (!formReady(e.target as HTMLFormElement, report)) return;
     try {
-      await putText(`/worktree-files?${new URLSearchParams({ root: value("root"), path: value("path") })}`, value("text"));
-      (f.elements.namedItem("path") as HTMLInputElement).value = "";
-      setStored((n) => n + 1);
+      await putText(`/worktree-files?${new URLSearchParams({ root: file.root, path: file.path })}`, file.text);
+      setStored((all) => [...all, `${file.root.replace(/\/$/, "")}/${file.path}`]);
+      setFileField("path", "");
+      setFileField("text", "");
+      if (!worktree) setField("worktree", file.root);
     } catch (err) {
       report(err);
     }
   };
   const create = async (e: Event) => {
     e.preventDefault();
-    const f = e.target as HTMLFormElement;
-    const value = (n: string) => (f.elements.namedItem(n) as HTMLInputElement).value;
+    if (!formReady(e.target as HTMLFormElement, report)) return;
     try {
-      const s = await api<Session>("POST", "/sessions", { template_id: value("template"), workspace_id: value("workspace"), base_commit_oid: value("commit"), worktree_path: value("worktree") });
+      const s = await api<Session>("POST", "/sessions", { template_id: template, workspace_id: form.workspace, base_commit_oid: form.commit, worktree_path: worktree });
       go(`#/sessions/${s.id}`);
     } catch (err) {
       report(err);
@@ -289,29 +358,31 @@ function Sessions({ report }: { report: Report }) {
       report(err);
     }
   };
+  const uploadForm =
+    uploads &&
+    html`<section class="uploads" data-testid="uploads">
+      <h2>Worktree files</h2>
+      <p class="muted">This deployment keeps worktrees in storage, not on a disk: a directory exists once a file is put under it. Put the session's files first, then create the session on that directory.</p>
+      <form class="row" onSubmit=${putFile} novalidate>
+        <label class="field">Worktree root <input name="root" value=${file.root} onInput=${(e: Event) => setFileField("root", valueOf(e))} required aria-label="worktree root" class="narrow" /></label>
+        <label class="field">File path <input name="path" value=${file.path} onInput=${(e: Event) => setFileField("path", valueOf(e))} placeholder="init.js" required aria-label="file path" class="narrow" /></label>
+        <label class="field">File contents <input name="text" value=${file.text} onInput=${(e: Event) => setFileField("text", valueOf(e))} placeholder="file contents" aria-label="file contents" /></label>
+        <button id="put-file">Put file</button>
+      </form>
+      ${stored.length > 0 && html`<p class="muted" data-testid="stored" role="status">${stored.length} stored: ${stored.join(", ")}</p>`}
+    </section>`;
   return html`<section>
+    ${uploadForm}
     <h2>New session</h2>
     ${templates.length === 0
       ? html`<p class="muted">Create a <a href="#/templates">template</a> first.</p>`
-      : html`<form class="row" onSubmit=${create}>
-          <select name="template" aria-label="template">${templates.map((t) => html`<option value=${t.id}>${t.name}</option>`)}</select>
-          <input name="workspace" value="default" required aria-label="workspace id" class="narrow" />
-          <input name="commit" value="HEAD" required aria-label="base commit" class="narrow" />
-          <input name="worktree" value="/tmp" required aria-label="worktree path" title="an absolute directory: the session's files" />
+      : html`<form class="row" onSubmit=${create} novalidate>
+          <label class="field">Template <select name="template" value=${template} onChange=${(e: Event) => setField("template", valueOf(e))} aria-label="template">${templates.map((t) => html`<option value=${t.id}>${t.name}</option>`)}</select></label>
+          <label class="field">Workspace id <input name="workspace" value=${form.workspace} onInput=${(e: Event) => setField("workspace", valueOf(e))} required aria-label="workspace id" class="narrow" /></label>
+          <label class="field">Base commit <input name="commit" value=${form.commit} onInput=${(e: Event) => setField("commit", valueOf(e))} required aria-label="base commit" class="narrow" /></label>
+          <label class="field">Worktree path <input name="worktree" value=${worktree} onInput=${(e: Event) => setField("worktree", valueOf(e))} required aria-label="worktree path" placeholder=${uploads ? "put a file above first" : "/path/to/a/directory"} title="an absolute directory: the session's files" /></label>
           <button id="create-session">Create session</button>
         </form>`}
-    ${uploads &&
-    html`<details open=${templates.length > 0 && sessions.length === 0}>
-      <summary>Worktree files</summary>
-      <p class="muted">This deployment keeps worktrees in storage: a session's worktree directory exists once a file is put under it.</p>
-      <form class="row" onSubmit=${putFile}>
-        <input name="root" value="/tmp" required aria-label="worktree root" class="narrow" />
-        <input name="path" placeholder="init.js" required aria-label="file path" class="narrow" />
-        <input name="text" placeholder="file contents" aria-label="file contents" />
-        <button id="put-file">Put file</button>
-        ${stored > 0 && html`<span class="muted" data-testid="stored">${stored} stored</span>`}
-      </form>
-    </details>`}
     <h2>Sessions
       <select value=${status} onChange=${(e: Event) => setStatus((e.target as HTMLSelectElement).value)} aria-label="status filter" class="inline">
         ${STATUSES.map((s) => html`<option value=${s}>${s || "all"}</option>`)}
