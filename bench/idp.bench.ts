@@ -12,6 +12,9 @@
  *    32 concurrent loops over keep-alive connections (undici Pool), with the state in memory, in a
  *    libSQL file (one instance), and in a libSQL file shared by two instances with consecutive
  *    requests alternating between them (round-robin at the client): alternating rounds, median.
+ *    Beside the memory row, oidc-provider's full code flow the same way (GET /auth, its login
+ *    interaction answered at once with login and consent, the resumed authorization, POST /token
+ *    with PKCE, GET /me), a fresh browser (cookie jar) per flow as ours.
  * 3. Time from spawning `serve-dev` to the first /healthz answer (median of 5): that command with
  *    its bundle cached and with the bundle rebuilt (the first start after an edit), the entry
  *    through tsx, Deno, and `npm run idp` itself; and what Node and tsx cost before our code runs.
@@ -24,8 +27,9 @@
  * and as `... plain-hono <port> <bodies-file>` to host the floor.
  */
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir, cpus } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
@@ -50,12 +54,35 @@ async function runPeer(port: number, keysFile: string): Promise<void> {
   const { default: Provider } = await importUntyped("oidc-provider");
   const jwks = JSON.parse(await readFile(keysFile, "utf8"));
   const provider = new Provider(`http://127.0.0.1:${port}`, {
-    clients: [{ client_id: CLIENT, client_secret: SECRET, grant_types: ["client_credentials"], redirect_uris: [], response_types: [] }],
+    clients: [
+      { client_id: CLIENT, client_secret: SECRET, grant_types: ["client_credentials"], redirect_uris: [], response_types: [] },
+      // The code flow's client, as ours: public, this redirect URI (oidc-provider requires PKCE).
+      { client_id: "dev-client", token_endpoint_auth_method: "none", grant_types: ["authorization_code"], response_types: ["code"], redirect_uris: [REDIRECT_URI] },
+    ],
     jwks,
     features: { clientCredentials: { enabled: true }, devInteractions: { enabled: false } },
     cookies: { keys: ["bench-cookie-key"] },
+    claims: { openid: ["sub"], email: ["email", "email_verified"] },
+    findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id, email: `${id}@example.test`, email_verified: true }) }),
+    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
   });
-  createHttpServer(provider.callback()).listen(port, "127.0.0.1", () => process.stdout.write("listening\n"));
+  const callback = provider.callback();
+  // The login page's answer, as a relying party's browser would get it after typing "alice":
+  // the interaction ends with the login and the consent to the scopes asked for.
+  const interaction = async (req: IncomingMessage, res: ServerResponse) => {
+    try {
+      const { params } = await provider.interactionDetails(req, res);
+      const grant = new provider.Grant({ accountId: "alice", clientId: params.client_id });
+      grant.addOIDCScope(params.scope);
+      const grantId = await grant.save();
+      await provider.interactionFinished(req, res, { login: { accountId: "alice" }, consent: { grantId } }, { mergeWithLastSubmission: false });
+    } catch (err) {
+      res.writeHead(500).end(String(err));
+    }
+  };
+  createHttpServer((req, res) => (req.url?.startsWith("/interaction/") ? void interaction(req, res) : callback(req, res))).listen(port, "127.0.0.1", () =>
+    process.stdout.write("listening\n"),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -134,6 +161,8 @@ async function peerPaths(peer: Child): Promise<Record<string, string>> {
 const MEMORY = "memory";
 const FILE_ONE = "libSQL file, one instance";
 const FILE_TWO = "libSQL file, two instances round-robin";
+/** oidc-provider's code flows (the peer of the memory row). */
+const PEER_FLOWS = "oidc-provider";
 
 interface StateSetup {
   name: string;
@@ -192,11 +221,65 @@ async function flow(next: () => Pool): Promise<void> {
   if (userinfo.statusCode !== 200) throw new Error(`userinfo: ${userinfo.statusCode}`);
 }
 
+/** PKCE for the peer's flows (oidc-provider requires it): one fixed pair, S256. */
+const PEER_VERIFIER = "bench-verifier-0123456789-0123456789-0123456789";
+const PEER_CHALLENGE = createHash("sha256").update(PEER_VERIFIER).digest("base64url");
+
+/** Cookies a response set, by name (the peer's browser: its session and interaction cookies). */
+function keepCookies(jar: Map<string, string>, headers: Record<string, string | string[] | undefined>): void {
+  const set = headers["set-cookie"];
+  for (const line of Array.isArray(set) ? set : set ? [set] : []) {
+    const [pair] = line.split(";");
+    const eq = pair!.indexOf("=");
+    const name = pair!.slice(0, eq).trim();
+    const value = pair!.slice(eq + 1);
+    if (value === "" || /expires=Thu, 01 Jan 1970/i.test(line)) jar.delete(name);
+    else jar.set(name, value);
+  }
+}
+
+const cookieHeader = (jar: Map<string, string>) => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+
+/**
+ * oidc-provider's full code flow, from a fresh browser each time (as ours: a new login per flow):
+ * GET /auth, its login interaction (answered at once, see runPeer), the resumed authorization,
+ * POST /token and GET /me.
+ */
+async function peerFlow(next: () => Pool): Promise<void> {
+  const jar = new Map<string, string>();
+  const get = async (path: string) => {
+    const res = await next().request({ path, method: "GET", headers: { cookie: cookieHeader(jar) } });
+    await readBody(res.body);
+    keepCookies(jar, res.headers);
+    const location = res.headers.location as string | undefined;
+    if (res.statusCode !== 303 && res.statusCode !== 302) throw new Error(`peer ${path}: ${res.statusCode}`);
+    return new URL(location!, "http://peer.invalid");
+  };
+  const query = new URLSearchParams({ client_id: "dev-client", redirect_uri: REDIRECT_URI, response_type: "code", scope: "openid email", state: "s", code_challenge: PEER_CHALLENGE, code_challenge_method: "S256" });
+  const toInteraction = await get(`/auth?${query}`);
+  const resume = await get(toInteraction.pathname);
+  const callback = await get(resume.pathname);
+  const code = callback.searchParams.get("code");
+  if (!code) throw new Error(`peer authorize: ${callback}`);
+  const token = await next().request({
+    path: "/token",
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: `grant_type=authorization_code&code=${encodeURIComponent(code)}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&client_id=dev-client&code_verifier=${PEER_VERIFIER}`,
+  });
+  const tokens = JSON.parse(await readBody(token.body)) as { access_token?: string };
+  if (token.statusCode !== 200 || !tokens.access_token) throw new Error(`peer token: ${token.statusCode} ${JSON.stringify(tokens)}`);
+  const userinfo = await next().request({ path: "/me", method: "GET", headers: { authorization: `Bearer ${tokens.access_token}` } });
+  await readBody(userinfo.body);
+  if (userinfo.statusCode !== 200) throw new Error(`peer userinfo: ${userinfo.statusCode}`);
+}
+
 /**
  * `concurrency` loops of flows until `seconds` pass or `limit` flows are done. With several base
  * URLs (instances on one state database), requests go to them in turn, round-robin.
  */
-async function runFlows(base: string | string[], opts: { concurrency: number; seconds?: number; limit?: number }) {
+async function runFlows(base: string | string[], opts: { concurrency: number; seconds?: number; limit?: number; flow?: (next: () => Pool) => Promise<void> }) {
+  const oneFlow = opts.flow ?? flow;
   const pools = (Array.isArray(base) ? base : [base]).map((url) => new Pool(url, { connections: opts.concurrency, pipelining: 1 }));
   let turn = 0;
   const next = () => pools[turn++ % pools.length]!;
@@ -208,7 +291,7 @@ async function runFlows(base: string | string[], opts: { concurrency: number; se
   const loop = async () => {
     while (started < limit && performance.now() < stopAt) {
       started++;
-      await flow(next);
+      await oneFlow(next);
       done++;
     }
   };
@@ -377,25 +460,33 @@ async function main(): Promise<void> {
         ]);
       }
     }
-  } finally {
+  } catch (err) {
     await peer.stop();
+    throw err;
+  } finally {
     await plainHono.stop();
   }
 
-  // 2. Code flows (ours only): the memory store beside a libSQL file (one instance, and two
-  // instances on one file with requests alternating between them), in alternating rounds.
+  // 2. Code flows: ours with the memory store beside a libSQL file (one instance, and two
+  // instances on one file with requests alternating between them), and oidc-provider's full code
+  // flow (its default memory adapter), in alternating rounds.
   const stateSetups = await startStateSetups(ours, keys, dir);
-  const flowRuns = new Map<string, number[]>(stateSetups.map((s) => [s.name, []]));
+  const flowRuns = new Map<string, number[]>([...stateSetups.map((s) => [s.name, []] as [string, number[]]), [PEER_FLOWS, []]]);
+  const peerFlows = { urls: [peer.url], flow: peerFlow };
   try {
     for (const setup of stateSetups) await runFlows(setup.urls, { concurrency: 32, seconds: 1 }); // warm-up
+    await runFlows(peerFlows.urls, { concurrency: 32, seconds: 1, flow: peerFlows.flow });
     for (let round = 0; round < ROUNDS; round++) {
       for (const setup of stateSetups) flowRuns.get(setup.name)!.push((await runFlows(setup.urls, { concurrency: 32, seconds: SECONDS })).perSecond);
+      flowRuns.get(PEER_FLOWS)!.push((await runFlows(peerFlows.urls, { concurrency: 32, seconds: SECONDS, flow: peerFlows.flow })).perSecond);
     }
   } finally {
     for (const setup of stateSetups) await setup.stop();
+    await peer.stop();
   }
   const flowRate = (name: string) => median(flowRuns.get(name)!);
   const flows = { perSecond: flowRate(MEMORY) };
+  const flowRatio = flowRate(MEMORY) / flowRate(PEER_FLOWS);
 
   // 3. Start time
   const startRows: { name: string; times: number[] }[] = [];
@@ -427,9 +518,11 @@ async function main(): Promise<void> {
     ...stateSetups.map((setup) => [
       `code flows/s (32 concurrent), state: ${setup.name}`,
       fmt(flowRate(setup.name)),
-      "-",
-      setup.name === MEMORY ? "-" : `${fmt(flowRate(setup.name) / flowRate(MEMORY), 2)}x memory`,
-      `rounds ${flowRuns.get(setup.name)!.map((r) => fmt(r)).join(", ")}`,
+      setup.name === MEMORY ? fmt(flowRate(PEER_FLOWS)) : "-",
+      setup.name === MEMORY ? `${fmt(flowRatio, 2)}x` : `${fmt(flowRate(setup.name) / flowRate(MEMORY), 2)}x memory`,
+      setup.name === MEMORY
+        ? `rounds ${flowRuns.get(setup.name)!.map((r) => fmt(r)).join(", ")} / ${flowRuns.get(PEER_FLOWS)!.map((r) => fmt(r)).join(", ")}; a flow: ours 3 requests (login form, token, userinfo), oidc-provider 5 (auth, interaction, resume, token, userinfo)`
+        : `rounds ${flowRuns.get(setup.name)!.map((r) => fmt(r)).join(", ")}`,
     ]),
     ...startRows.map((r) => [`first /healthz: ${r.name}`, `${fmt(median(r.times))} ms`, "-", "-", `median of 5: ${r.times.map((s) => fmt(s)).join(", ")} ms`]),
     ...floorRows.map((r) => [`process exit: ${r.name}`, `${fmt(median(r.times))} ms`, "-", "-", `median of 5: ${r.times.map((s) => fmt(s)).join(", ")} ms`]),
@@ -446,6 +539,7 @@ async function main(): Promise<void> {
     ["jwks >= 3x", ratios.jwks! >= 3],
     ["client_credentials >= 2x", ratios.client_credentials! >= 2],
     ["code flows >= 1,000/s", flows.perSecond >= 1000],
+    ["code flows >= 3x oidc-provider's", flowRatio >= 3],
     ["code flows >= 1,000/s, libSQL file, one instance", flowRate(FILE_ONE) >= 1000],
     ["first /healthz < 300 ms (npm run idp's command)", median(starts) < 300],
     ["first /healthz < 300 ms (the same, bundle rebuilt)", median(startRows[1]!.times) < 300],
