@@ -134,6 +134,15 @@ async function postLogoutToken(p: Provider, r: LogoutClientRecord): Promise<void
   }
 }
 
+/** A bad back-channel logout URI setting: a configuration error (the CLI prints it and stops). */
+export class BackchannelConfigError extends Error {
+  readonly code = "INVALID_ENV";
+  constructor(message: string) {
+    super(`IDP_BACKCHANNEL_LOGOUT_URIS: ${message}`);
+    this.name = "BackchannelConfigError";
+  }
+}
+
 /**
  * Back-channel logout URIs by client id, from `IDP_BACKCHANNEL_LOGOUT_URIS` (a JSON object
  * `{"client-id": "http://..."}`) and `backchannel_logout_uri` of configured clients. Each must be
@@ -143,15 +152,15 @@ export function backchannelUris(clientIds: Iterable<string>, entries: [string, s
   const known = new Set(clientIds);
   const out = new Map<string, string>();
   for (const [clientId, uri] of entries) {
-    if (!known.has(clientId)) throw new Error(`backchannel logout URI for unknown client "${clientId}"`);
+    if (!known.has(clientId)) throw new BackchannelConfigError(`unknown client "${clientId}"`);
     let url: URL;
     try {
       url = new URL(uri);
     } catch {
-      throw new Error(`backchannel logout URI of "${clientId}" is not an absolute URL`);
+      throw new BackchannelConfigError(`the URI of "${clientId}" is not an absolute URL`);
     }
     if ((url.protocol !== "http:" && url.protocol !== "https:") || uri.includes("#")) {
-      throw new Error(`backchannel logout URI of "${clientId}" must be an http(s) URL without fragment`);
+      throw new BackchannelConfigError(`the URI of "${clientId}" must be an http(s) URL without fragment`);
     }
     out.set(clientId, uri);
   }
