@@ -28,7 +28,7 @@ import { storeServices } from "./script-services.ts";
 import { idpMountable, sessionsMountable, type SessionsMount } from "./mountables.ts";
 import type { SessionsHost } from "../sessions/cli.ts";
 import { PolicyError, readPolicy, type Policy } from "./auth/policy.ts";
-import { hostSecurity, issuerFor } from "./security.ts";
+import { hostSecurity, issuerFor, sessionSecretFor } from "./security.ts";
 import { DEV_PAGE_PATH, devPage } from "./dev-page.ts";
 import { createRouteHost, type RouteHost, type RouteInfo } from "./host.ts";
 import { readScriptBundle, readWorkerBundle, sameBundle } from "./script/read-bundle.ts";
@@ -199,6 +199,7 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
     clientSecret: values["client-secret"],
     sessionSecret: values["session-secret"],
     policy,
+    store,
   });
   const host = createRouteHost({
     mountables: {
@@ -286,7 +287,9 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
   }
   const engine = threads === 0 ? await loadQuickJS() : undefined;
   const sessionsMount = platform.sessions ? sessionsMountable(runtime, platform.sessions, logger.child({ service: "sessions" })) : undefined;
-  const host = buildHost(platform, config, logger, threads, engine, policy, store, runtime.env, sessionsMount);
+  // The session key: set, or kept in the database so signed-in sessions outlive a restart.
+  const sessionSecret = await sessionSecretFor(config.values["session-secret"], store);
+  const host = buildHost(platform, { ...config, values: { ...config.values, "session-secret": sessionSecret } }, logger, threads, engine, policy, store, runtime.env, sessionsMount);
 
   let bundle: ScriptBundle;
   try {

@@ -35,7 +35,7 @@ import {
   type PipelineRequest,
   type ResourceRef,
 } from "./services.ts";
-import { randomHex, sessionCookies } from "./session.ts";
+import { DEFAULT_SESSION_COOKIE, randomHex, sessionCookies } from "./session.ts";
 import { serveStatic, type StaticDirectory } from "../../lib/http/static-files.ts";
 
 export interface RouteHostOptions {
@@ -142,7 +142,9 @@ interface Table {
 }
 
 const UNSAFE = (method: string) => method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE";
-const DEFAULT_COOKIE = "routes_session";
+
+/** Whether a response already sets the cookie `name`. */
+const setsCookie = (response: Response, name: string) => response.headers.getSetCookie().some((c) => c.startsWith(`${name}=`));
 
 function decodeParam(value: string): string {
   try {
@@ -171,7 +173,7 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const sessions = sessionCookies({
     secret: options.session?.secret ?? randomHex(32),
-    cookieName: options.session?.cookieName ?? DEFAULT_COOKIE,
+    cookieName: options.session?.cookieName ?? DEFAULT_SESSION_COOKIE,
     secure: options.session?.secure ?? false,
   });
   const log = options.logger;
@@ -445,7 +447,8 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     }
     if (response.status >= 500) audit("failed", { statusCode: response.status, reason: "handler_error" });
     else audit("completed", { statusCode: response.status });
-    if (sessionUsed && hostSession.isNew) response.headers.append("set-cookie", await sessions.issue(hostSession));
+    // A handler that issued a session cookie of its own (sign-in renews the id) keeps it.
+    if (sessionUsed && hostSession.isNew && !setsCookie(response, sessions.cookieName)) response.headers.append("set-cookie", await sessions.issue(hostSession));
     return recorded(response);
   }
 

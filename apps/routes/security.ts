@@ -1,7 +1,7 @@
 /**
  * The security services the command line and the Worker configure alike, from their settings:
- * one key for the session cookie and the CSRF tokens bound to it (random per process unless
- * set); a program's bearer token or a browser's session after `/auth/login`; the policy
+ * one key for the session cookie and the CSRF tokens bound to it (set, or kept in the database,
+ * or random per process); a program's bearer token or a browser's session after `/auth/login`; the policy
  * authorizer when a policy is given, else the scope authorizer.
  */
 import { createBearerAuthenticator } from "./auth/bearer.ts";
@@ -11,7 +11,9 @@ import { policyAuthorizer, type Policy } from "./auth/policy.ts";
 import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
 import type { RouteHost } from "./host.ts";
 import type { AuthServices } from "./services.ts";
-import { randomHex } from "./session.ts";
+import { DEFAULT_SESSION_COOKIE, randomHex } from "./session.ts";
+import { persistedSessionSecret, sqlSignedInStore } from "./store.ts";
+import type { SqlStore } from "../../lib/db/store.ts";
 
 export interface HostSecuritySettings {
   /** Empty or unset: no authenticator (authenticated routes answer 500) and no sign-in. */
@@ -22,8 +24,11 @@ export interface HostSecuritySettings {
   /** Browser sign-in's client (default public-spa) and its secret. */
   clientId?: string;
   clientSecret?: string;
+  /** Key of the session cookie and CSRF tokens; unset: random (see `sessionSecretFor`). */
   sessionSecret?: string;
   policy?: Policy;
+  /** The host's database: signed-in sessions are kept there (else in memory). */
+  store?: SqlStore;
 }
 
 export interface HostSecurity {
@@ -38,13 +43,23 @@ export function issuerFor(setting: string, origin: string): string {
   return setting.startsWith("/") ? `${origin}${setting.replace(/\/+$/, "")}` : setting;
 }
 
+/** The session key: the configured one; else, with a database, one kept there (sessions outlive a
+ * restart); else random for this process. */
+export async function sessionSecretFor(configured: string | undefined, store: SqlStore | undefined): Promise<string> {
+  if (configured) return configured;
+  return store ? persistedSessionSecret(store, () => randomHex(32)) : randomHex(32);
+}
+
 export function hostSecurity(settings: HostSecuritySettings): HostSecurity {
   const secret = settings.sessionSecret || randomHex(32);
   const issuer = settings.issuer;
   // Tokens issued to this host's own sign-in client unless the operator lists other audiences.
   const audience = settings.audience ? settings.audience.split(/[\s,]+/).filter((a) => a !== "") : [settings.clientId || DEFAULT_CLIENT_ID];
   const bearer = issuer ? createBearerAuthenticator({ issuer, audience, introspection: settings.introspection }) : undefined;
-  const signIn = issuer ? createBrowserSignIn({ issuer, clientId: settings.clientId || undefined, clientSecret: settings.clientSecret || undefined }) : undefined;
+  const sessionCookie = { secret, cookieName: DEFAULT_SESSION_COOKIE, secure: false };
+  const signIn = issuer
+    ? createBrowserSignIn({ issuer, clientId: settings.clientId || undefined, clientSecret: settings.clientSecret || undefined, sessionCookie, store: settings.store ? sqlSignedInStore(settings.store) : undefined })
+    : undefined;
   return {
     session: { secret },
     auth: {

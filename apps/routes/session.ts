@@ -19,6 +19,7 @@ export interface SessionCookieOptions {
 }
 
 const REMEMBERED = 10_000;
+export const DEFAULT_SESSION_COOKIE = "routes_session";
 
 /** `bytes` random bytes as hex: session keys, mountable tokens. */
 export const randomHex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");

@@ -3,12 +3,17 @@
  * resources the ResourceResolver reads, and the audit events an AuditSink writes, with the query
  * behind `routes audit`.
  *
+ * Signed-in sessions live here too when the host has a database (`sqlSignedInStore`), with the
+ * key that signs the session cookie (`persistedSessionSecret`), so a restart signs nobody out.
+ *
  * A resource is (type, id) with a tenant, an owner and JSON attributes; the ResourceRef a handler
  * sees is `{id, tenantId, type, owner?, ...attributes}`. A resource asked for under another tenant
  * (`tenantFromParam`) is not found, so a URL never tells whether another tenant's resource exists.
  */
 import { applyMigrations, type Migration } from "../../lib/db/migrate.ts";
 import type { SqlStore, SqlValue } from "../../lib/db/store.ts";
+import { sha256Base64url } from "../../lib/oauth/jose.ts";
+import type { SignedInSession, SignedInStore } from "./auth/signed-in.ts";
 import type { AuditEvent, AuditOutcome, AuditSink, ResourceRef, ResourceResolver } from "./services.ts";
 
 export const ROUTES_MIGRATIONS: readonly Migration[] = [
@@ -37,6 +42,20 @@ export const ROUTES_MIGRATIONS: readonly Migration[] = [
       )`,
       "CREATE INDEX audit_events_at ON audit_events (at)",
       "CREATE INDEX audit_events_actor ON audit_events (actor_id, at)",
+    ],
+  },
+  {
+    version: 2,
+    name: "signed-in sessions and host settings",
+    statements: [
+      // Keyed by a hash of the session id: the table alone does not let anyone take a session.
+      `CREATE TABLE signed_in_sessions (
+        id_hash TEXT PRIMARY KEY,
+        record TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      )`,
+      "CREATE INDEX signed_in_sessions_expires ON signed_in_sessions (expires_at)",
+      "CREATE TABLE host_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ],
   },
 ];
@@ -160,4 +179,31 @@ export async function queryAudit(store: SqlStore, q: AuditQuery = {}): Promise<A
   args.push(q.limit ?? 100);
   const rows = await store.query<{ record: string }>(`SELECT record FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC LIMIT ?`, args);
   return rows.map((r) => JSON.parse(r.record) as AuditEvent);
+}
+
+/** Signed-in sessions in the SQL store; expired rows are pruned as new ones are written. */
+export function sqlSignedInStore(store: SqlStore, now: () => number = Date.now): SignedInStore {
+  return {
+    async get(id) {
+      const [row] = await store.query<{ record: string }>("SELECT record FROM signed_in_sessions WHERE id_hash = ? AND expires_at > ?", [await sha256Base64url(id), now()]);
+      return row && (JSON.parse(row.record) as SignedInSession);
+    },
+    async put(id, session) {
+      await store.batch([
+        { sql: "DELETE FROM signed_in_sessions WHERE expires_at <= ?", args: [now()] },
+        { sql: "INSERT OR REPLACE INTO signed_in_sessions (id_hash, record, expires_at) VALUES (?, ?, ?)", args: [await sha256Base64url(id), JSON.stringify(session), session.expires] },
+      ]);
+    },
+    async delete(id) {
+      await store.execute("DELETE FROM signed_in_sessions WHERE id_hash = ?", [await sha256Base64url(id)]);
+    },
+  };
+}
+
+/** The key signing the session cookie, made once and kept in the store, so cookies (and the
+ * sessions they name) outlive a restart; of two instances creating it at once, the first wins. */
+export async function persistedSessionSecret(store: SqlStore, fresh: () => string): Promise<string> {
+  await store.execute("INSERT OR IGNORE INTO host_settings (key, value) VALUES ('session_secret', ?)", [fresh()]);
+  const [row] = await store.query<{ value: string }>("SELECT value FROM host_settings WHERE key = 'session_secret'");
+  return row!.value;
 }

@@ -43,7 +43,7 @@ import sessionsWorker from "../sessions/worker.ts";
 import { logAuditSink } from "./audit-log.ts";
 import { renderValue } from "./render.ts";
 import { readPolicy } from "./auth/policy.ts";
-import { hostSecurity, issuerFor } from "./security.ts";
+import { hostSecurity, issuerFor, sessionSecretFor } from "./security.ts";
 import { createRouteHost } from "./host.ts";
 import { storeServices } from "./script-services.ts";
 import { prepareRoutesStore, sqlAuditSink, sqlResourceResolver } from "./store.ts";
@@ -168,7 +168,8 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
     introspection: env.ROUTES_INTROSPECTION_CLIENT_ID ? { clientId: env.ROUTES_INTROSPECTION_CLIENT_ID, clientSecret: env.ROUTES_INTROSPECTION_CLIENT_SECRET ?? "" } : undefined,
     clientId: env.ROUTES_CLIENT_ID,
     clientSecret: env.ROUTES_CLIENT_SECRET,
-    sessionSecret: env.ROUTES_SESSION_SECRET,
+    sessionSecret: await sessionSecretFor(env.ROUTES_SESSION_SECRET, store),
+    store,
     policy: env.ROUTES_POLICY ? await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY") : bundle.policy ? await readPolicy(bundle.policy, "the bundled policy") : undefined,
   });
   const host = createRouteHost({

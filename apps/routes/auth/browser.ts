@@ -2,54 +2,83 @@
  * Browser sign-in: the authorization code flow with PKCE against an OIDC issuer (our identity
  * provider by default), the actor then kept with the host session.
  *
- *   GET /auth/login?return_to=/path   state, nonce and PKCE verifier bound to the host session;
- *                                     redirect to the issuer
- *   GET /auth/callback?code&state     the state must match (single use); the code is exchanged,
- *                                     the ID token verified (signature, iss, aud, nonce); redirect
- *                                     to return_to (a path on this host only)
- *   GET|POST /auth/logout             forgets the actor; RP-initiated logout at the issuer when it
- *                                     has an end_session_endpoint
+ *   GET /auth/login?return_to=/path   state, nonce, PKCE verifier and return_to in a signed,
+ *                                     short-lived cookie (`routes_signin`, Path=/auth); redirect
+ *                                     to the issuer. Nothing is stored: anonymous requests cost
+ *                                     the host no memory and cannot push anyone out.
+ *   GET /auth/callback?code&state     the cookie's state must match (single use: the cookie is
+ *                                     cleared); the code is exchanged, the ID token verified
+ *                                     (signature, iss, aud, nonce); a fresh session id and cookie
+ *                                     are issued (a session planted before sign-in is never
+ *                                     signed in), and the browser goes to return_to
+ *   GET|POST /auth/logout             forgets the actor, issues a fresh session id; RP-initiated
+ *                                     logout at the issuer when it has an end_session_endpoint
  *
- * Sessions live in memory (bounded, with expiry): a restart signs everyone out. The authenticator
- * it gives takes the session's actor when the request has no Authorization header, so a browser
- * with a session cookie and a program with a bearer token reach the same routes.
+ * Signed-in sessions live in a SignedInStore (auth/signed-in.ts): memory, or the host's database,
+ * where they survive a restart. The authenticator it gives takes the session's actor when the
+ * request has no Authorization header, so a browser with a session cookie and a program with a
+ * bearer token reach the same routes.
  */
+import { parseSigned, serializeSigned } from "hono/utils/cookie";
 import { loadJose, sha256Base64url } from "../../../lib/oauth/jose.ts";
-import type { RouteHost } from "../host.ts";
-import { AuthenticationError, type Actor, type Authenticator, type HostSession, type PipelineRequest } from "../services.ts";
+import type { HostPlannedContext, RouteHost } from "../host.ts";
+import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../services.ts";
+import { randomHex, sessionCookies, type SessionCookieOptions } from "../session.ts";
 import { actorFromClaims } from "./bearer.ts";
 import { basicAuth, issuerMetadata } from "./issuer.ts";
-import { randomHex } from "../session.ts";
+import { memorySignedInStore, type SignedInStore } from "./signed-in.ts";
 
 export interface BrowserSignInOptions {
   issuer: string;
-  /** Default `public-spa`: our identity provider's public client for an app on port 8080. */
+  /** Default `public-spa`: our identity provider's public client for an app on this machine. */
   clientId?: string;
   clientSecret?: string;
   scope?: string;
+  /** The host session cookie (the same secret and name the host uses): sign-in and sign-out
+   * issue a fresh one, and the pre-login cookie is signed with the secret. */
+  sessionCookie: SessionCookieOptions;
+  /** Where signed-in sessions live (default: memory). */
+  store?: SignedInStore;
   fetch?: typeof fetch;
   now?: () => number;
   /** How long a signed-in session lasts, ms (default 8 h). */
   sessionMs?: number;
 }
 
-interface SessionData {
-  actor?: Actor;
-  idToken?: string;
-  expires: number;
-  pending?: { state: string; nonce: string; verifier: string; returnTo: string; expires: number };
-}
-
 /** Our identity provider's public client for an app on this machine. */
 export const DEFAULT_CLIENT_ID = "public-spa";
+/** The pre-login cookie: state, nonce, PKCE verifier and return_to of one sign-in attempt. */
+export const SIGNIN_COOKIE = "routes_signin";
 
-const MAX_SESSIONS = 10_000;
 const PENDING_MS = 10 * 60_000;
+// Control characters (a browser drops tab, CR and LF from a URL, and a header cannot carry them)
+// and backslashes (a browser reads `\` as `/`) never make it into a redirect.
+const UNSAFE_RETURN = /[\u0000-\u001f\u007f\\]/;
 
-/** A path on this host (never another origin: `//x`, `/\x`, `http:`), else "/". */
-export function safeReturnTo(value: string | null | undefined): string {
-  if (!value || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return "/";
-  return value;
+interface Pending {
+  state: string;
+  nonce: string;
+  verifier: string;
+  returnTo: string;
+  expires: number;
+}
+
+/**
+ * Where to go after sign-in: `value` resolved by the URL parser against this host's `origin`,
+ * kept only when it stays on that origin and has no control character; else "/". The result is
+ * a path that starts with exactly one "/" (never `//host`, which a browser reads as another
+ * origin).
+ */
+export function safeReturnTo(value: string | null | undefined, origin: string): string {
+  if (!value || UNSAFE_RETURN.test(value)) return "/";
+  let url: URL;
+  try {
+    url = new URL(value, `${origin}/`);
+  } catch {
+    return "/";
+  }
+  if (url.origin !== origin || url.pathname.startsWith("//")) return "/";
+  return `${url.pathname}${url.search}${url.hash}`;
 }
 
 export function createBrowserSignIn(options: BrowserSignInOptions) {
@@ -59,111 +88,132 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
   const scope = options.scope ?? "openid profile email";
   const sessionMs = options.sessionMs ?? 8 * 3600_000;
   const metadata = issuerMetadata(options.issuer, { fetch: doFetch });
-  const sessions = new Map<string, SessionData>();
+  const store = options.store ?? memorySignedInStore({ now });
+  const { secret, secure } = options.sessionCookie;
+  const hostCookies = sessionCookies(options.sessionCookie);
+  const pendingCookie = { path: "/auth", httpOnly: true, sameSite: "Lax", secure } as const;
 
-  function data(session: HostSession): SessionData | undefined {
-    const d = sessions.get(session.id);
-    if (d && d.expires < now()) {
-      sessions.delete(session.id);
+  const redirect = (location: string, cookies: string[] = []) => {
+    const headers = new Headers({ location, "cache-control": "no-store" });
+    for (const c of cookies) headers.append("set-cookie", c);
+    return new Response(null, { status: 302, headers });
+  };
+  const page = (status: number, message: string, cookies: string[] = []) => {
+    const headers = new Headers({ "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
+    for (const c of cookies) headers.append("set-cookie", c);
+    return new Response(`<!doctype html><title>sign-in</title><p>${message.replace(/[<&>"]/g, "")}</p><p><a href="/auth/login">Sign in again</a></p>`, { status, headers });
+  };
+  const clearPending = () => serializeSigned(SIGNIN_COOKIE, "", secret, { ...pendingCookie, maxAge: 0 });
+
+  async function readPending(raw: Request): Promise<Pending | undefined> {
+    const header = raw.headers.get("cookie");
+    if (!header?.includes(SIGNIN_COOKIE)) return undefined;
+    const value = (await parseSigned(header, secret, SIGNIN_COOKIE))[SIGNIN_COOKIE];
+    if (typeof value !== "string" || value === "") return undefined;
+    try {
+      const p = JSON.parse(value) as Pending;
+      return typeof p.state === "string" && typeof p.expires === "number" && p.expires > now() ? p : undefined;
+    } catch {
       return undefined;
     }
-    return d;
-  }
-  function keep(session: HostSession, d: SessionData): void {
-    if (!sessions.has(session.id) && sessions.size >= MAX_SESSIONS) {
-      for (const [id, old] of sessions) if (old.expires < now()) sessions.delete(id);
-      if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value!);
-    }
-    sessions.set(session.id, d);
   }
 
-  const redirect = (location: string) => new Response(null, { status: 302, headers: { location, "cache-control": "no-store" } });
-  const page = (status: number, message: string) =>
-    new Response(`<!doctype html><title>sign-in</title><p>${message.replace(/[<&>"]/g, "")}</p><p><a href="/auth/login">Sign in again</a></p>`, {
-      status,
-      headers: { "content-type": "text/html; charset=utf-8" },
-    });
+  /** A fresh host session id, and the cookie that hands it to the browser. */
+  async function freshSession(): Promise<{ id: string; cookie: string }> {
+    const id = crypto.randomUUID();
+    return { id, cookie: await hostCookies.issue({ id, isNew: true, cookieName: hostCookies.cookieName }) };
+  }
 
   const authenticator: Authenticator = {
-    authenticate(req: PipelineRequest) {
+    async authenticate(req: PipelineRequest) {
       const session = req.script.session;
-      return session ? (data(session)?.actor ?? null) : null;
+      if (!session || session.isNew) return null;
+      return (await store.get(session.id))?.actor ?? null;
     },
     challenge: () => `Bearer realm="routes"`,
     signInUrl: (req) => `/auth/login?return_to=${encodeURIComponent(req.script.path + new URL(req.request.url).search)}`,
   };
 
-  /** The `/auth/*` routes, as public host routes (the pipeline gives them the host session). */
+  /** The `/auth/*` routes, as public host routes. */
   function register(host: RouteHost): void {
     host.registerPlanned({ method: "GET", pattern: "/auth/login", public: true }, async (ctx) => {
-      const session = ctx.request.session!;
+      const origin = new URL(ctx.raw.url).origin;
       const m = await metadata();
       if (!m.authorizationEndpoint) return page(500, "the issuer has no authorization endpoint");
-      const state = randomHex(16);
-      const nonce = randomHex(16);
-      const verifier = randomHex(32);
-      const returnTo = safeReturnTo(typeof ctx.request.query.return_to === "string" ? ctx.request.query.return_to : undefined);
-      keep(session, { ...(data(session) ?? { expires: now() + sessionMs }), pending: { state, nonce, verifier, returnTo, expires: now() + PENDING_MS } });
+      const returnTo = ctx.request.query.return_to;
+      const pending: Pending = {
+        state: randomHex(16),
+        nonce: randomHex(16),
+        verifier: randomHex(32),
+        returnTo: safeReturnTo(typeof returnTo === "string" ? returnTo : undefined, origin),
+        expires: now() + PENDING_MS,
+      };
       const url = new URL(m.authorizationEndpoint);
       url.search = new URLSearchParams({
         response_type: "code",
         client_id: clientId,
-        redirect_uri: `${new URL(ctx.raw.url).origin}/auth/callback`,
+        redirect_uri: `${origin}/auth/callback`,
         scope,
-        state,
-        nonce,
-        code_challenge: await sha256Base64url(verifier),
+        state: pending.state,
+        nonce: pending.nonce,
+        code_challenge: await sha256Base64url(pending.verifier),
         code_challenge_method: "S256",
       }).toString();
-      return redirect(url.href);
+      return redirect(url.href, [await serializeSigned(SIGNIN_COOKIE, JSON.stringify(pending), secret, { ...pendingCookie, maxAge: PENDING_MS / 1000 })]);
     });
 
     host.registerPlanned({ method: "GET", pattern: "/auth/callback", public: true }, async (ctx) => {
-      const session = ctx.request.session!;
-      const d = data(session);
-      const pending = d?.pending;
+      const origin = new URL(ctx.raw.url).origin;
+      const pending = await readPending(ctx.raw);
       const q = ctx.request.query;
       // Single use: whatever happens next, this sign-in attempt is spent.
-      if (d) delete d.pending;
-      if (!pending || pending.expires < now() || typeof q.state !== "string" || q.state !== pending.state) return page(400, "This sign-in link is not valid (or was used already).");
-      if (typeof q.error === "string") return page(401, `The identity provider said: ${q.error}${typeof q.error_description === "string" ? ` (${q.error_description})` : ""}`);
-      if (typeof q.code !== "string") return page(400, "The identity provider sent no code.");
+      const spent = [await clearPending()];
+      if (!pending || typeof q.state !== "string" || q.state !== pending.state) return page(400, "This sign-in link is not valid (or was used already).", spent);
+      if (typeof q.error === "string") return page(401, `The identity provider said: ${q.error}${typeof q.error_description === "string" ? ` (${q.error_description})` : ""}`, spent);
+      if (typeof q.code !== "string") return page(400, "The identity provider sent no code.", spent);
       const m = await metadata();
-      const body = new URLSearchParams({ grant_type: "authorization_code", code: q.code, redirect_uri: `${new URL(ctx.raw.url).origin}/auth/callback`, code_verifier: pending.verifier, client_id: clientId });
+      const body = new URLSearchParams({ grant_type: "authorization_code", code: q.code, redirect_uri: `${origin}/auth/callback`, code_verifier: pending.verifier, client_id: clientId });
       const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", accept: "application/json" };
       if (options.clientSecret) headers.authorization = basicAuth(clientId, options.clientSecret);
       const res = await doFetch(m.tokenEndpoint!, { method: "POST", headers, body: body.toString() });
       const tokens = (await res.json().catch(() => ({}))) as { id_token?: string; scope?: string; error?: string };
-      if (!res.ok || !tokens.id_token) return page(401, `The code could not be exchanged${tokens.error ? `: ${tokens.error}` : ""}.`);
+      if (!res.ok || !tokens.id_token) return page(401, `The code could not be exchanged${tokens.error ? `: ${tokens.error}` : ""}.`, spent);
       let claims: Record<string, unknown>;
       try {
         const { jwtVerify } = await loadJose();
         ({ payload: claims } = await jwtVerify(tokens.id_token, m.jwks, { issuer: m.issuer, audience: clientId, currentDate: new Date(now()), clockTolerance: 5 }));
       } catch (err) {
-        return page(401, `The ID token is not valid: ${(err as Error).message}`);
+        return page(401, `The ID token is not valid: ${(err as Error).message}`, spent);
       }
-      if (claims.nonce !== pending.nonce) return page(401, "The ID token is not for this sign-in (nonce).");
+      if (claims.nonce !== pending.nonce) return page(401, "The ID token is not for this sign-in (nonce).", spent);
       let actor: Actor;
       try {
         // The ID token's claims, and the scope granted to this sign-in (authorizers read it).
         actor = { ...actorFromClaims({ ...claims, scope: tokens.scope ?? scope }), kind: "user" };
       } catch (err) {
-        if (err instanceof AuthenticationError) return page(401, err.message);
+        if (err instanceof AuthenticationError) return page(401, err.message, spent);
         throw err;
       }
-      keep(session, { actor, idToken: tokens.id_token, expires: now() + sessionMs });
-      return redirect(pending.returnTo);
+      // A new id for the signed-in session (OWASP: renew the session id at sign-in), so whoever
+      // knew the id the browser came with knows nothing now. The old one is forgotten.
+      const before = ctx.request.session;
+      if (before && !before.isNew) await store.delete(before.id);
+      const fresh = await freshSession();
+      await store.put(fresh.id, { actor, idToken: tokens.id_token, expires: now() + sessionMs });
+      return redirect(safeReturnTo(pending.returnTo, origin), [...spent, fresh.cookie]);
     });
 
-    const logout = async (ctx: { request: { session: HostSession | null }; raw: Request }) => {
-      const session = ctx.request.session!;
-      const idToken = data(session)?.idToken;
-      sessions.delete(session.id);
+    const logout = async (ctx: HostPlannedContext) => {
+      const session = ctx.request.session;
+      const idToken = session && !session.isNew ? (await store.get(session.id))?.idToken : undefined;
+      if (session && !session.isNew) await store.delete(session.id);
+      // A fresh id after sign-out too: the signed-out id is never used again.
+      const cookies = [(await freshSession()).cookie];
       const m = await metadata().catch(() => undefined);
-      if (!m?.endSessionEndpoint) return redirect("/");
+      if (!m?.endSessionEndpoint) return redirect("/", cookies);
       const url = new URL(m.endSessionEndpoint);
       url.search = new URLSearchParams({ client_id: clientId, post_logout_redirect_uri: new URL(ctx.raw.url).origin, ...(idToken ? { id_token_hint: idToken } : {}) }).toString();
-      return redirect(url.href);
+      return redirect(url.href, cookies);
     };
     host.registerPlanned({ method: "GET", pattern: "/auth/logout", public: true }, logout);
     host.registerPlanned({ method: "POST", pattern: "/auth/logout", public: true }, logout);
