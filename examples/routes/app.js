@@ -10,18 +10,22 @@
 const httpmod = require("httpmod");
 const resources = require("resources");
 const audit = require("audit");
-const { html, page } = require("./lib/page.js");
+const { html, page, nameOf } = require("./lib/page.js");
 
 const app = httpmod.app();
 const user = httpmod.user().required();
 const note = httpmod.resource("note").idFromParam("id").mustExist();
 
-// The identity provider, in this process: its issuer is <origin>/idp.
+// The identity provider, in this process: its issuer is <origin>/idp. It is this example's own
+// provider (not the one `npm start` runs on :5556): its debug page is /idp/debug/ui.
 app.mount("/idp", require("idp").handler());
 
 // The session service under /sessions: its console at /sessions/, its API at /sessions/api/v1,
-// for signed-in users.
-app.all("/sessions/*").auth(user).allow("sessions:use").audit("sessions.api").mount(require("sessions").handler(), { stripPrefix: true });
+// for signed-in users. Its reads are not audited (the console refreshes its lists every few
+// seconds, which would bury people's actions); every change is. The first route that matches wins.
+const sessions = require("sessions").handler();
+app.get("/sessions/*").auth(user).allow("sessions:use").mount(sessions, { stripPrefix: true });
+app.all("/sessions/*").auth(user).allow("sessions:use").audit("sessions.api").mount(sessions, { stripPrefix: true });
 
 /** Where a user's notes live: their tenant when the provider gives one, else their own space. */
 const workspaceOf = (actor) => (actor.claims && typeof actor.claims.tenant === "string" ? actor.claims.tenant : actor.id);
@@ -42,15 +46,17 @@ app.get("/").public().handle(() =>
       <tr><td><a href="/notes">/notes</a></td><td>your notes (signs you in first: try <code>alice</code>)</td></tr>
       <tr><td><a href="/sessions/">/sessions/</a></td><td>the session console (templates, sessions, a REPL), behind sign-in; its API at /sessions/api/v1</td></tr>
       <tr><td><a href="/admin/audit">/admin/audit</a></td><td>the audit log (sign in as <code>admin</code>)</td></tr>
-      <tr><td><a href="/idp/.well-known/openid-configuration">/idp</a></td><td>the identity provider's discovery document</td></tr>
-    </table>`));
+      <tr><td><a href="/idp/.well-known/openid-configuration">/idp</a></td><td>this example's own identity provider (its discovery document); who is signed in there: <a href="/idp/debug/ui">/idp/debug/ui</a></td></tr>
+    </table>
+    <p class="muted">The provider under /idp is part of this example. The one <code>npm start</code> also runs on port 5556
+    is another provider, with sessions of its own.</p>`));
 
 app.get("/notes").auth(user).allow("notes:list").handle(async (ctx) => {
   const notes = await resources.list("note", { tenantId: workspaceOf(ctx.actor) });
   return page("Notes", ctx.actor, html`
     <p class="muted">Workspace <code>${workspaceOf(ctx.actor)}</code></p>
     ${notes.length === 0 ? html`<p>No notes yet.</p>` : html`<table><tr><th>Title</th><th>By</th></tr>${notes.map(
-      (n) => html`<tr><td><a href="/notes/${encodeURIComponent(n.id)}">${n.title}</a></td><td>${n.owner}</td></tr>`,
+      (n) => html`<tr><td><a href="/notes/${encodeURIComponent(n.id)}">${n.title}</a></td><td>${n.ownerName || n.owner}</td></tr>`,
     )}</table>`}
     <h2>New note</h2>
     <form method="post" action="/notes">${csrfField(ctx)}
@@ -63,7 +69,8 @@ app.get("/notes").auth(user).allow("notes:list").handle(async (ctx) => {
 app.post("/notes").auth(user).csrf().allow("notes:create").audit("note.create").handle(async (ctx, res) => {
   const t = title(ctx.body);
   if (!t) return res.status(400).html(page("Not saved", ctx.actor, html`<p>A note needs a title of at most 200 characters.</p>`));
-  const saved = await resources.put({ type: "note", tenantId: workspaceOf(ctx.actor), owner: ctx.actor.id, attributes: { title: t, text: String(ctx.body.text || ""), updatedAt: new Date().toISOString() } });
+  const now = new Date().toISOString();
+  const saved = await resources.put({ type: "note", tenantId: workspaceOf(ctx.actor), owner: ctx.actor.id, attributes: { title: t, text: String(ctx.body.text || ""), ownerName: nameOf(ctx.actor), createdAt: now, updatedAt: now } });
   res.redirect(303, `/notes/${encodeURIComponent(saved.id)}`);
 });
 
@@ -79,15 +86,18 @@ app.get("/notes/:id").auth(user).resource(note).allow("notes:read").audit("note.
     <form class="inline" method="post" action="/notes/${encodeURIComponent(n.id)}/delete">${csrfField(ctx)}<button id="delete">Delete</button></form>
     <h2>History</h2>
     <table id="history"><tr><th>At</th><th>Event</th><th>Outcome</th><th>Who</th></tr>${history.map(
-      (e) => html`<tr><td>${e.at}</td><td>${e.event}</td><td class="${e.outcome === "denied" ? "denied" : ""}">${e.outcome}${e.reason ? ` (${e.reason})` : ""}</td><td>${e.actor ? e.actor.id : ""}</td></tr>`,
-    )}</table>`);
+      (e) => html`<tr><td>${e.at}</td><td>${e.event}</td><td class="${e.outcome === "denied" ? "denied" : ""}">${e.outcome}${e.reason ? ` (${e.reason})` : ""}</td><td>${e.actor ? nameOf(e.actor) : ""}</td></tr>`,
+    )}${n.createdAt && history.length < 20
+      // Its creation: the create route's audit event names no note (the id is made by the handler).
+      ? html`<tr class="created"><td>${n.createdAt}</td><td>note.create</td><td>completed</td><td>${n.ownerName || n.owner}</td></tr>`
+      : ""}</table>`);
 });
 
 app.post("/notes/:id").auth(user).resource(note).csrf().allow("notes:write").audit("note.update").handle(async (ctx, res) => {
   const n = ctx.resource("note");
   const t = title(ctx.body);
   if (!t) return res.status(400).html(page("Not saved", ctx.actor, html`<p>A note needs a title of at most 200 characters.</p>`));
-  await resources.put({ type: "note", id: n.id, tenantId: n.tenantId, owner: n.owner, attributes: { title: t, text: String(ctx.body.text || ""), updatedAt: new Date().toISOString() } });
+  await resources.put({ type: "note", id: n.id, tenantId: n.tenantId, owner: n.owner, attributes: { title: t, text: String(ctx.body.text || ""), ownerName: n.ownerName, createdAt: n.createdAt, updatedAt: new Date().toISOString() } });
   res.redirect(303, `/notes/${encodeURIComponent(n.id)}`);
 });
 
@@ -96,13 +106,24 @@ app.post("/notes/:id/delete").auth(user).resource(note).csrf().allow("notes:dele
   res.redirect(303, "/notes");
 });
 
-// Admins only (policy.yaml): the newest audit events, denials first in mind.
+// Admins only (policy.yaml): the audit events, newest first, 50 a page (as far back as the
+// newest 1,000, which is all audit.events gives at once).
+const PAGE = 50;
 app.get("/admin/audit").auth(user).allow("audit:read").handle(async (ctx) => {
-  const outcome = ["allowed", "denied", "completed", "failed"].includes(ctx.request.query.outcome) ? ctx.request.query.outcome : undefined;
-  const events = await audit.events({ outcome, limit: 100 });
+  const q = ctx.request.query;
+  const outcome = ["allowed", "denied", "completed", "failed"].includes(q.outcome) ? q.outcome : undefined;
+  const pageNo = Math.min(Math.max(parseInt(q.page, 10) || 1, 1), 1000 / PAGE);
+  const fetched = await audit.events({ outcome, limit: Math.min(pageNo * PAGE + 1, 1000) });
+  const events = fetched.slice((pageNo - 1) * PAGE, pageNo * PAGE);
+  const link = (n) => `/admin/audit?${outcome ? `outcome=${outcome}&` : ""}page=${n}`;
+  const pager = html`<p class="pager">${pageNo > 1 ? html`<a href="${link(pageNo - 1)}" rel="prev">← newer</a>` : ""}
+    <span class="muted">page ${pageNo}</span>
+    ${fetched.length > pageNo * PAGE && pageNo < 1000 / PAGE ? html`<a href="${link(pageNo + 1)}" rel="next">older →</a>` : ""}</p>`;
   return page("Audit", ctx.actor, html`
     <p><a href="/admin/audit">all</a> · <a href="/admin/audit?outcome=denied">denied</a> · <a href="/admin/audit?outcome=failed">failed</a></p>
-    <table><tr><th>At</th><th>Event</th><th>Outcome</th><th>Who</th><th>Route</th><th>Resource</th><th>Status</th></tr>${events.map(
-      (e) => html`<tr><td>${e.at}</td><td>${e.event}</td><td class="${e.outcome === "denied" ? "denied" : ""}">${e.outcome}${e.reason ? ` (${e.reason})` : ""}</td><td>${e.actor ? e.actor.id : ""}</td><td>${e.method} ${e.pattern}</td><td>${e.resource ? `${e.resource.type || ""} ${e.resource.id}` : ""}</td><td>${e.statusCode}</td></tr>`,
-    )}</table>`);
+    <table id="audit"><tr><th>At</th><th>Event</th><th>Outcome</th><th>Who</th><th>Route</th><th>Resource</th><th>Status</th></tr>${events.map(
+      (e) => html`<tr><td>${e.at}</td><td>${e.event}</td><td class="${e.outcome === "denied" ? "denied" : ""}">${e.outcome}${e.reason ? ` (${e.reason})` : ""}</td><td title="${e.actor ? e.actor.id : ""}">${e.actor ? nameOf(e.actor) : ""}</td><td>${e.method} ${e.pattern}</td><td>${e.resource ? `${e.resource.type || ""} ${e.resource.id}` : ""}</td><td>${e.statusCode}</td></tr>`,
+    )}</table>
+    ${events.length === 0 ? html`<p>No events${outcome ? ` with outcome ${outcome}` : ""} on this page.</p>` : ""}
+    ${pager}`);
 });

@@ -72,6 +72,9 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
 
     const alice = await signedIn("alice");
     expect(await alice.locator("h1").textContent()).toBe("Notes");
+    // People by name, not subject id; no Audit link for someone the policy does not let read it.
+    expect(await alice.locator("header .who").textContent()).toMatch(/^alice · /);
+    expect(await alice.locator('header a[href="/admin/audit"]').count()).toBe(0);
     await alice.fill('input[name="title"]', "Groceries");
     await alice.fill('textarea[name="text"]', "milk <b>eggs</b>");
     await alice.click("#create");
@@ -86,7 +89,9 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
     await alice.waitForURL(noteUrl);
     expect(await alice.locator("h1").textContent()).toBe("Groceries for Friday");
     const history = await alice.locator("#history tr").allTextContents();
-    expect(history.some((row) => row.includes("note.update") && row.includes("completed"))).toBe(true);
+    expect(history.some((row) => row.includes("note.update") && row.includes("completed") && row.includes("alice"))).toBe(true);
+    // Its creation is the oldest row.
+    expect(history.at(-1)).toMatch(/note\.create\s*completed\s*alice/);
     if (process.env.SCREENSHOT_DIR) await alice.screenshot({ path: `${process.env.SCREENSHOT_DIR}/notes-note.png`, fullPage: true });
 
     // Without the page's CSRF token the same form post is refused, and nothing changes.
@@ -101,7 +106,11 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
     await alice.click("text=Session console");
     await alice.waitForURL(`${base}/sessions/`);
     await alice.locator('[data-testid="summary"] >> text=live session').waitFor();
-    expect(await alice.locator("main h2").first().textContent()).toBe("New session");
+    expect(await alice.locator('main h2:has-text("New session")').count()).toBe(1);
+    // A change through the session API is audited; the console's reads are not.
+    expect(await alice.evaluate(async () => (await fetch("/sessions/api/v1/templates", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "audited" }) })).status)).toBe(201);
+    await alice.goto(`${base}/notes`);
+    expect(await alice.locator("table tr", { hasText: "Groceries for Friday" }).textContent()).toContain("alice");
     await alice.goto(noteUrl);
 
     // bob is in another workspace: the note is there, the policy refuses it.
@@ -112,15 +121,33 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
     // alice's own page now shows bob's denied attempt.
     await alice.reload();
     const rows = await alice.locator("#history tr").allTextContents();
-    expect(rows.some((row) => row.includes("note.read") && row.includes("denied (tenant_mismatch)"))).toBe(true);
+    expect(rows.some((row) => row.includes("note.read") && row.includes("denied (tenant_mismatch)") && row.includes("bob"))).toBe(true);
 
     // The audit page is for admins: bob is refused, admin sees the denial.
     expect((await bob.goto(`${base}/admin/audit`))!.status()).toBe(403);
     const admin = await signedIn("admin");
+    expect(await admin.locator('header a[href="/admin/audit"]').count()).toBe(1);
     await admin.goto(`${base}/admin/audit?outcome=denied`);
     const denied = await admin.locator("table tr").allTextContents();
-    expect(denied.some((row) => row.includes("note.read") && row.includes("tenant_mismatch") && row.includes("GET /notes/:id"))).toBe(true);
+    expect(denied.some((row) => row.includes("note.read") && row.includes("tenant_mismatch") && row.includes("GET /notes/:id") && row.includes("bob"))).toBe(true);
+    await admin.goto(`${base}/admin/audit`);
+    const all = await admin.locator("#audit tr").allTextContents();
+    const sessionRows = all.filter((row) => row.includes("sessions.api"));
+    // The POST, allowed then completed; no GET of the console's.
+    expect(sessionRows.length, sessionRows.join("\n")).toBe(2);
+    for (const row of sessionRows) expect(row).toContain("POST /sessions/*");
+    expect(all.some((row) => row.includes("note.update") && row.includes("alice"))).toBe(true);
     if (process.env.SCREENSHOT_DIR) await admin.screenshot({ path: `${process.env.SCREENSHOT_DIR}/notes-audit.png`, fullPage: true });
+    // Paging: 50 a page, older ones on the next.
+    await bob.evaluate(async (url) => {
+      for (let i = 0; i < 50; i++) await fetch(url);
+    }, noteUrl);
+    await admin.goto(`${base}/admin/audit?outcome=denied`);
+    expect(await admin.locator("#audit tr").count()).toBe(51); // a header and 50 rows
+    await admin.click("text=older →");
+    await admin.waitForURL(`${base}/admin/audit?outcome=denied&page=2`);
+    expect(await admin.locator("#audit tr").count()).toBeGreaterThan(1);
+    expect(await admin.locator("text=← newer").count()).toBe(1);
 
     // Signing out ends the session here and at the provider, and comes back to this origin.
     await alice.goto(`${base}/auth/logout`);

@@ -28,15 +28,30 @@ input,textarea{font:inherit;width:100%;box-sizing:border-box;padding:.4rem;margi
 button{font:inherit;padding:.35rem 1rem;cursor:pointer}.muted{color:#69707d}.denied{color:#b3261e}
 form.inline{display:inline}code{background:#f1f3f7;padding:0 .25rem}`;
 
+/** How a person is shown: the name they sign in with, else their full name, else their subject. */
+function nameOf(actor) {
+  const c = (actor && actor.claims) || {};
+  if (typeof c.preferred_username === "string" && c.preferred_username) return c.preferred_username;
+  if (typeof c.name === "string" && c.name) return c.name;
+  return actor ? actor.id : "";
+}
+
+/** Whether the header links the audit page: admins only, as policy.yaml grants `audit:read` (the
+ * route itself still asks the policy). Roles come from the `roles` and `groups` claims. */
+function mayReadAudit(actor) {
+  const c = (actor && actor.claims) || {};
+  return [].concat(c.roles || [], c.groups || []).includes("admin");
+}
+
 /** A whole page: the navigation, who is signed in, and the body. */
 function page(title, actor, body) {
   const who = actor
-    ? html`<span class="who">${actor.claims && actor.claims.name ? actor.claims.name : actor.id} · <a href="/auth/logout">Sign out</a></span>`
+    ? html`<span class="who">${nameOf(actor)} · <a href="/auth/logout">Sign out</a></span>`
     : html`<span class="who"><a href="/auth/login?return_to=/notes">Sign in</a></span>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">`
     + `<title>${escape(title)} · notes</title><style>${STYLE}</style></head><body>`
-    + piece(html`<header><strong>notes</strong><a href="/">Home</a><a href="/notes">Notes</a><a href="/sessions/">Session console</a><a href="/admin/audit">Audit</a>${who}</header>`)
+    + piece(html`<header><strong>notes</strong><a href="/">Home</a><a href="/notes">Notes</a><a href="/sessions/">Session console</a>${mayReadAudit(actor) ? html`<a href="/admin/audit">Audit</a>` : ""}${who}</header>`)
     + `<main><h1>${escape(title)}</h1>${piece(body)}</main></body></html>`;
 }
 
-module.exports = { html, page };
+module.exports = { html, page, nameOf, mayReadAudit };
