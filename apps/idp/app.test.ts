@@ -44,3 +44,20 @@ describe("issuers by path switched off (IDP_ISSUERS_BY_PATH=off)", () => {
     expect(((await res.json()) as { issuer: string }).issuer).toBe("http://idp.test/tenant-a");
   });
 });
+
+describe("issuers by path under the route host's mount (issuer {origin}/idp)", () => {
+  it("/idp/tenant-a/... (prefix kept) and /tenant-a/... (prefix stripped) are the issuer <origin>/idp/tenant-a", async () => {
+    const app = createApp({ issuer: "{origin}/idp", logger: createLogger({ level: "silent" }) });
+    for (const path of ["/idp/tenant-a/.well-known/openid-configuration", "/tenant-a/.well-known/openid-configuration"]) {
+      const res = await app.request(`http://host.test${path}`);
+      expect(res.status, path).toBe(200);
+      const body = (await res.json()) as { issuer: string; token_endpoint: string };
+      expect(body.issuer, path).toBe("http://host.test/idp/tenant-a");
+      expect(body.token_endpoint, path).toBe("http://host.test/idp/tenant-a/token");
+    }
+    // The mount's own issuer is unchanged, and its first segment names no issuer.
+    const own = await app.request("http://host.test/idp/.well-known/openid-configuration");
+    expect(((await own.json()) as { issuer: string }).issuer).toBe("http://host.test/idp");
+    expect((await app.request("http://host.test/idp/jwks")).status).toBe(200);
+  });
+});
