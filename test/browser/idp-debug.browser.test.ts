@@ -1,7 +1,7 @@
 /**
  * The identity provider's debug page and login page search in headless Chromium, on each runtime:
  * switching the JWKS mode there makes /jwks answer 500, a user added there can sign in (found with
- * the login page's search box), the live lists follow, the clock moves, reset empties the state,
+ * the login page's search box), the live lists follow, the clock moves, sessions end, reset empties the state,
  * the keys rotate.
  */
 import { createServer, type Server } from "node:http";
@@ -91,6 +91,11 @@ describe.each(RUNTIMES)("the IdP debug page on %s", (runtime) => {
     await page.click("#move-clock");
     await expect.poll(() => result(page).textContent(), SOON).toContain("(offset 60 s)");
     if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/idp-debug.png`, fullPage: true });
+
+    // Ending every session (back-channel logout tokens go out to clients that have a URI).
+    await page.click("#end-sessions");
+    await expect.poll(() => result(page).textContent(), SOON).toBe("1 session(s) ended; clients with a back-channel logout URI are told");
+    await expect.poll(() => page.locator("#count-sessions").textContent(), SOON).toBe("0");
 
     await page.click("#reset");
     await expect.poll(() => result(page).textContent(), SOON).toContain("reset:");

@@ -58,6 +58,7 @@ act("#user-form", async (f) => {
   return "user " + r.login + " added: it signs in from the login page";
 });
 act("#keys-form", async () => { const r = await call("POST", "keys/rotate"); return "keys rotated: dev-key-1 is new (" + r.jwks.keys[0].n.slice(0, 12) + "…), the previous one is rotated-key-2"; });
+act("#end-sessions-form", async () => { const r = await call("POST", "sessions/end", {}); return r.ended + " session(s) ended; clients with a back-channel logout URI are told"; });
 act("#reset-form", async () => { await call("POST", "reset"); return "reset: sessions, codes, tokens, grants and run-time users are gone"; });
 refresh(); setInterval(refresh, 2000);
 `;
@@ -84,6 +85,7 @@ export function debugPage(input: DebugPageInput): Html {
 <input name="roles" placeholder="roles, comma-separated" aria-label="roles"><input name="tenant" placeholder="tenant" aria-label="tenant"><input name="password" type="password" placeholder="password (optional)" aria-label="password">
 <button id="add-user">Add</button></form>
 <form id="keys-form" class="row"><label>Signing keys</label><button id="rotate-keys">Rotate</button> <span class="muted">(a new dev-key-1; tokens signed before no longer verify)</span></form>
+<form id="end-sessions-form" class="row"><label>Sessions</label><button id="end-sessions">End all sessions</button> <span class="muted">(sends back-channel logout tokens)</span></form>
 <form id="reset-form" class="row"><button id="reset">Reset state</button> <span class="muted">(keeps the signing keys and configured users)</span></form>
 <h2>Clients</h2>
 <table id="clients"><tr><th>client_id</th><th>type</th><th>PKCE</th><th>redirect URIs</th></tr>
