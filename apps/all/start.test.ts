@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { splitServiceFlags } from "./start.ts";
+import { DEFAULT_ROUTES_ARGS, routesArgs, splitServiceFlags } from "./start.ts";
 
 describe("npm start's flags", () => {
   it("sends --<service>.<flag> to that service as --<flag>, values and switches alike", () => {
@@ -15,5 +15,23 @@ describe("npm start's flags", () => {
     for (const argv of [["--client-id", "x"], ["--web.port", "1"], ["stray"]]) {
       expect(() => splitServiceFlags(argv)).toThrow("start takes flags as --<service>.<flag>");
     }
+  });
+});
+
+describe("npm start's route host", () => {
+  it("serves the notes example with its provider, policy and database unless a script is named", () => {
+    expect(routesArgs({}, ["--dev"])).toEqual({ args: [...DEFAULT_ROUTES_ARGS, "--dev"] });
+  });
+
+  it("with ROUTES_SCRIPT or --routes.script: keeps the database, drops the example's provider and policy, and says so", () => {
+    for (const [env, flags] of [[{ ROUTES_SCRIPT: "app.js" }, []], [{}, ["--script", "app.js"]]] as const) {
+      const { args, note } = routesArgs(env, flags);
+      expect(args).toEqual(["--db", "file:./data/routes.db", ...flags]);
+      expect(note).toContain("without the notes example's the provider mounted at /idp (sign-in goes to http://127.0.0.1:5556) and examples/routes/policy.yaml");
+      expect(note).toContain("--routes.policy-file examples/routes/policy.yaml");
+    }
+    // What is named is not dropped, so nothing to say.
+    const own = routesArgs({ ROUTES_SCRIPT: "app.js", ROUTES_POLICY_FILE: "p.yaml" }, ["--issuer", "/idp", "--db", ":memory:"]);
+    expect(own).toEqual({ args: ["--issuer", "/idp", "--db", ":memory:"], note: undefined });
   });
 });

@@ -13,12 +13,42 @@ import { runIdpCli } from "../idp/cli.ts";
 import { runRoutesCli, type RoutesPlatform } from "../routes/cli.ts";
 import { runSessionsCli, type SessionsHost } from "../sessions/cli.ts";
 
+/** The notes example's settings: its script, the provider it mounts at /idp, its policy. */
+export const NOTES_ARGS = ["--script", "examples/routes/app.js", "--issuer", "/idp", "--policy-file", "examples/routes/policy.yaml"];
+/** Where the route host keeps resources and audit events under `npm start`, whatever the script. */
+export const ROUTES_DB_ARGS = ["--db", "file:./data/routes.db"];
+
 /**
  * Unless a script is named (flag, ROUTES_SCRIPT, config file), the route host serves the notes
  * example on :8080 with the identity provider and the session service mounted in it, its policy,
  * and its notes and audit events in ./data/routes.db.
  */
-export const DEFAULT_ROUTES_ARGS = ["--script", "examples/routes/app.js", "--issuer", "/idp", "--policy-file", "examples/routes/policy.yaml", "--db", "file:./data/routes.db"];
+export const DEFAULT_ROUTES_ARGS = [...NOTES_ARGS, ...ROUTES_DB_ARGS];
+
+const named = (words: readonly string[], flag: string) => words.some((w) => w === `--${flag}` || w.startsWith(`--${flag}=`));
+
+/**
+ * The route host's words under `npm start`, and what to say about them. A script of your own
+ * (ROUTES_SCRIPT, --routes.script or a config file) changes more than the script: the notes
+ * example's policy and its provider at /idp are the example's, so they go too (the host's own
+ * defaults apply: issuer http://127.0.0.1:5556, the provider `npm start` runs beside it; no
+ * policy, actions granted by the token's scope, roles, groups or permissions). The database stays.
+ */
+export function routesArgs(env: Record<string, string | undefined>, flags: readonly string[], defaults: readonly string[] = DEFAULT_ROUTES_ARGS): { args: string[]; note?: string } {
+  const scriptNamed = Boolean(env.ROUTES_SCRIPT) || named(flags, "script") || named(flags, "config-file");
+  if (!scriptNamed) return { args: [...defaults, ...flags] };
+  const db = env.ROUTES_DB || named(flags, "db") ? [] : ROUTES_DB_ARGS;
+  const kept = (flag: string, envName: string) => Boolean(env[envName]) || named(flags, flag);
+  const dropped = [
+    !kept("issuer", "ROUTES_ISSUER") && "the provider mounted at /idp (sign-in goes to http://127.0.0.1:5556)",
+    !kept("policy-file", "ROUTES_POLICY_FILE") && !env.ROUTES_POLICY && "examples/routes/policy.yaml (actions come from the token's scope, roles, groups or permissions)",
+  ].filter((x): x is string => typeof x === "string");
+  const note = dropped.length
+    ? `start: routes serves your script, without the notes example's ${dropped.join(" and ")}; data stays in ./data/routes.db. ` +
+      "For the example's own: --routes.issuer /idp (with app.mount(\"/idp\", require(\"idp\").handler()) in the script) --routes.policy-file examples/routes/policy.yaml (docs/routes.md, \"Your own script\")"
+    : undefined;
+  return { args: [...db, ...flags], note };
+}
 
 const SERVICES = ["idp", "sessions", "routes"] as const;
 type Service = (typeof SERVICES)[number];
@@ -49,8 +79,9 @@ export async function startAll(runtime: HostRuntime, sessions: SessionsHost, rou
     runtime.printError(`start: ${(err as Error).message}`);
     return runtime.exit(2);
   }
-  const scriptNamed = runtime.env.ROUTES_SCRIPT || flags.routes.some((w) => w === "--script" || w.startsWith("--script=") || w === "--config-file" || w.startsWith("--config-file="));
+  const { args, note } = routesArgs(runtime.env, flags.routes, defaultRoutesArgs);
   await runIdpCli(runtime, ["serve-dev", ...flags.idp]);
   await runSessionsCli(runtime, sessions, ["serve", ...flags.sessions]);
-  await runRoutesCli(runtime, routes, ["serve", ...(scriptNamed ? [] : defaultRoutesArgs), ...flags.routes]);
+  await runRoutesCli(runtime, routes, ["serve", ...args]);
+  if (note) runtime.printError(note);
 }

@@ -147,7 +147,7 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
     ["discovery", `${issuer}/.well-known/openid-configuration`],
     ["login page", login],
     ["clients", [clientId, ...["dev-client", "public-spa", "web-app"].filter((c) => c !== clientId)].join(", ") + " (web-app's secret: web-app-secret)"],
-    ["debug", `${issuer}/debug (loopback only)`],
+    ["debug", `${issuer}/debug/ui (loopback only; JSON at ${issuer}/debug)`],
     ["state", stateLine(config.values.state)],
     ["config", configSourcesLine(config.profile, config.sources)],
   ]);

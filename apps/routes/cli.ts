@@ -356,6 +356,8 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     ["data", store ? `${config.db} (resources; audit ${config.values.audit === "auto" ? "db" : config.values.audit})` : undefined],
     ["authorized by", policyFile ? `policy file ${policyFile}` : inlinePolicy ? "the policy in ROUTES_POLICY" : "the token's scope, roles, groups or permissions"],
     ["sign-in", config.values.issuer ? `http://${server.hostname}:${server.port}/auth/login (client ${config.values["client-id"]} at ${issuer})` : undefined],
+    // A path issuer is a provider this script mounts: its own, not the one a `npm start` runs on :5556.
+    ["provider", config.values.issuer.startsWith("/") ? `${issuer}: this script's own (not :5556's); who is signed in: ${issuer}/debug/ui` : undefined],
     ["tokens from", config.values.issuer ? `${issuer} (aud ${config.values.audience || config.values["client-id"]})` : "nobody: authenticated routes answer 500"],
     ["config", configSourcesLine(config.profile, config.sources)],
   ]);

@@ -1,0 +1,41 @@
+/**
+ * What the services print when they start (the banner a newcomer reads): the provider's debug
+ * line is its page, and a route host that mounts a provider says it is the script's own, with
+ * where its debug page is.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { startService, type RunningService } from "../../test/runtimes/service.ts";
+
+const running: RunningService[] = [];
+afterAll(() => Promise.all(running.map((s) => s.stop())));
+
+const start = async (...args: Parameters<typeof startService>) => {
+  const svc = await startService(...args);
+  running.push(svc);
+  return svc;
+};
+
+/** The banner is printed once the server listens, after the health check may already pass. */
+async function bannerLine(svc: RunningService, key: string): Promise<string> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const line = svc.output().split("\n").find((l) => l.trimStart().startsWith(`${key} `));
+    if (line) return line.trim();
+    if (Date.now() > deadline) throw new Error(`no "${key}" line in:\n${svc.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("start-up banners", () => {
+  it("the identity provider's debug line is the debug page", async () => {
+    const idp = await start("idp", { env: { LOG_FORMAT: "text" } }, "node");
+    expect(await bannerLine(idp, "debug")).toMatch(/^debug\s+http:\/\/localhost:\d+\/debug\/ui \(loopback only; JSON at http:\/\/localhost:\d+\/debug\)$/);
+  });
+
+  it("a route host with a mounted provider calls it the script's own and names its debug page", async () => {
+    const args = ["--script", "examples/routes/app.js", "--issuer", "/idp", "--policy-file", "examples/routes/policy.yaml", "--db", ":memory:", "--threads", "1"];
+    const routes = await start("routes", { args, env: { LOG_FORMAT: "text" } }, "node");
+    const issuer = `http://127.0.0.1:${routes.port}/idp`;
+    expect((await bannerLine(routes, "provider")).replace(/^provider\s+/, "")).toBe(`${issuer}: this script's own (not :5556's); who is signed in: ${issuer}/debug/ui`);
+  });
+});
