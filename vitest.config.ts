@@ -35,6 +35,18 @@ const edge = (runtime: "deno" | "workerd") => ({
   },
 });
 
+/** Requests generated from each product's own schemas, mutated, against Node servers (test/fuzz/):
+ * a bounded case count per suite, a printed seed (FUZZ_SEED to replay, FUZZ_RUNS to scale). */
+const fuzz = {
+  test: {
+    name: "fuzz",
+    include: ["test/fuzz/**/*.fuzz.test.ts"],
+    env: { TEST_RUNTIME: "node" },
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+};
+
 export default defineConfig({
   test: {
     reporters: ["default", "./test/runtimes/summary-reporter.ts"],
@@ -48,6 +60,7 @@ export default defineConfig({
       pair("deno"),
       edge("deno"),
       edge("workerd"),
+      fuzz,
       { test: { name: "instances", include: ["test/instances/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 60_000 } },
     ],
   },

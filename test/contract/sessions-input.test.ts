@@ -138,7 +138,7 @@ describe("limits have a maximum, and no accepted limit fires a watchdog early", 
       { wall_ms: 2147483647 },
       { wall_ms: DAY_MS + 1 },
       { cpu_ms: DAY_MS + 1 },
-      { mem_mb: 4097 },
+      { mem_mb: 1025 },
       { max_events: 1_000_001 },
       { max_output_kb: 1_048_577 },
     ]) {

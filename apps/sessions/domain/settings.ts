@@ -9,11 +9,12 @@ export type { Settings };
 
 /** The largest value of each limit (docs/sessions.md, "Settings"; the request schema enforces
  * them). Time limits stop at a day, so wall_ms plus the watchdog's grace stays far below the
- * 2^31-1 ms a timer can wait. */
+ * 2^31-1 ms a timer can wait. mem_mb stops at 1024, a sandbox thread's whole QuickJS heap: QuickJS
+ * takes its limit as a 32-bit size, and 4096 MiB (2^32 bytes) broke the sandbox at its start. */
 export const LIMIT_MAXIMA = {
   cpu_ms: 86_400_000,
   wall_ms: 86_400_000,
-  mem_mb: 4096,
+  mem_mb: 1024,
   max_events: 1_000_000,
   max_output_kb: 1_048_576,
 } as const satisfies Settings["limits"];
