@@ -27,9 +27,11 @@ async function bannerLine(svc: RunningService, key: string): Promise<string> {
 }
 
 describe("start-up banners", () => {
-  it("the identity provider's debug line is the debug page", async () => {
+  it("the identity provider's debug line is the debug page, its login link the built-in client", async () => {
     const idp = await start("idp", { env: { LOG_FORMAT: "text" } }, "node");
     expect(await bannerLine(idp, "debug")).toMatch(/^debug\s+http:\/\/localhost:\d+\/debug\/ui \(loopback only; JSON at http:\/\/localhost:\d+\/debug\)$/);
+    // The login link ends on a page that shows the result, not on a client that is not running.
+    expect(await bannerLine(idp, "login page")).toMatch(/^login page\s+http:\/\/localhost:\d+\/debug\/client \(/);
   });
 
   it("a route host with a mounted provider calls it the script's own and names its debug page", async () => {

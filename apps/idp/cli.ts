@@ -141,11 +141,10 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
   logger.info("idp listening", { issuer: options.issuer, addr: `${server.hostname}:${server.port}` });
   const issuer = options.issuer.replace("{origin}", `http://localhost:${server.port}`).replace(/\/+$/, "");
   const clientId = config.values["client-id"];
-  const login = `${issuer}/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: config.values["redirect-uris"][0]!, response_type: "code", scope: "openid" })}`;
   printBanner(runtime, `identity provider  http://${server.hostname}:${server.port}`, [
     ["issuer", issuer],
     ["discovery", `${issuer}/.well-known/openid-configuration`],
-    ["login page", login],
+    ["login page", `${issuer}/debug/client (signs in with the code flow and shows the tokens decoded; loopback only)`],
     ["clients", [clientId, ...["dev-client", "public-spa", "web-app"].filter((c) => c !== clientId)].join(", ") + " (web-app's secret: web-app-secret)"],
     ["debug", `${issuer}/debug/ui (loopback only; JSON at ${issuer}/debug)`],
     ["state", stateLine(config.values.state)],

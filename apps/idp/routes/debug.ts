@@ -20,6 +20,7 @@ import {
 } from "../domain/records.ts";
 import { parseSeededUser, type SeededUser } from "../domain/users.ts";
 import { debugPage } from "../pages/debug.ts";
+import { registerDebugClient } from "./debug-client.ts";
 import { RESETTABLE_KINDS, type StateKind } from "../state/store.ts";
 import { NO_STORE, rfc3339 } from "./http.ts";
 
@@ -75,6 +76,7 @@ export function registerDebug(app: Hono, p: Provider): void {
   };
   app.use("/debug", guard);
   app.use("/debug/*", guard);
+  registerDebugClient(app, p);
 
   app.get("/debug", async (c) => c.json({ counts: await counts(p), jwks_mode: p.jwksMode() }));
 
