@@ -28,7 +28,7 @@ describe("GET /debug/client", () => {
     expect(shown.status).toBe(200);
     const text = await shown.text();
     expect(text).toContain("<h1>Signed in</h1>");
-    expect(text).toContain(`<strong>${ALICE_SUB}</strong>`);
+    expect(text).toContain(`<strong>alice</strong> (${ALICE_SUB}) signed in at ${idp.issuer}`);
     expect(text).toMatch(/id="verified">signature valid \(key [^)]+\), iss, aud and nonce as expected/);
     expect(text).toContain("&quot;aud&quot;: &quot;debug-client&quot;");
 

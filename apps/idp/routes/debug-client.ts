@@ -118,11 +118,12 @@ export function registerDebugClient(app: Hono, p: Provider): void {
     }
     const access = decoded(tokens.access_token);
     const shown = Object.fromEntries(Object.entries(tokens).map(([k, v]) => [k, typeof v === "string" && v.length > 48 ? `${v.slice(0, 24)}…${v.slice(-8)}` : v]));
-    const who = (id?.claims as Record<string, unknown> | undefined)?.sub;
+    const claims = (id?.claims ?? {}) as Record<string, unknown>;
+    const who = claims.preferred_username ?? claims.name ?? claims.sub;
     return c.html(
       page(
         "Signed in",
-        html`<p id="result">The code flow went through: <strong>${String(who ?? "?")}</strong> signed in at ${issuer} (client ${DEBUG_CLIENT_ID}, PKCE S256).</p>
+        html`<p id="result">The code flow went through: <strong>${String(who ?? "?")}</strong>${claims.sub && claims.sub !== who ? ` (${String(claims.sub)})` : ""} signed in at ${issuer} (client ${DEBUG_CLIENT_ID}, PKCE S256).</p>
           <h2>ID token</h2>
           ${id ? html`<p id="verified">${verified}</p><pre id="id-token-header">${json(id.header)}</pre><pre id="id-token-claims">${json(id.claims)}</pre>` : html`<p>none (no <code>openid</code> scope)</p>`}
           <h2>Access token</h2>
