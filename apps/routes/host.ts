@@ -143,8 +143,11 @@ interface Table {
 
 const UNSAFE = (method: string) => method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE";
 
-/** Whether a response already sets the cookie `name`. */
-const setsCookie = (response: Response, name: string) => response.headers.getSetCookie().some((c) => c.startsWith(`${name}=`));
+/** Whether a response already sets the cookie `name` (Set-Cookie lines read as one, joined by ", "). */
+function setsCookie(response: Response, name: string): boolean {
+  const all = response.headers.get("set-cookie");
+  return all !== null && (all.startsWith(`${name}=`) || all.includes(`, ${name}=`));
+}
 
 function decodeParam(value: string): string {
   try {
