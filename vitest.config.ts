@@ -42,7 +42,8 @@ const fuzz = {
     name: "fuzz",
     include: ["test/fuzz/**/*.fuzz.test.ts"],
     env: { TEST_RUNTIME: "node" },
-    testTimeout: 60_000,
+    // A minute per suite at the default counts, more for a scaled local run.
+    testTimeout: 60_000 * Math.max(1, Number(process.env.FUZZ_RUNS ?? 1) || 1),
     hookTimeout: 60_000,
   },
 };

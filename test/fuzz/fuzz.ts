@@ -4,10 +4,12 @@
  * turn a valid request into a hostile one: missing and extra fields, wrong types, huge and deeply
  * nested values, control characters, broken encodings. Not a test file.
  *
- * Replay: every suite prints `fuzz seed <n>`; a failure names the seed and fast-check's `path`.
- * `FUZZ_SEED=<n> FUZZ_PATH=<path> npx vitest run --project fuzz` runs exactly the failing case
- * again (FUZZ_PATH alone needs the same seed). `FUZZ_RUNS=<factor>` multiplies every suite's case
- * count (`FUZZ_RUNS=10` for a long local run).
+ * Replay: every suite prints its seed (each test file draws its own unless FUZZ_SEED is set); a
+ * failure names the seed, fast-check's `path` and the file:
+ * `FUZZ_SEED=<n> FUZZ_PATH=<path> npx vitest run --project fuzz test/fuzz/<suite>.fuzz.test.ts`
+ * runs exactly the failing case again (FUZZ_PATH needs the same seed; without it the whole run
+ * is replayed). `FUZZ_RUNS=<factor>` multiplies every suite's case count (`FUZZ_RUNS=10` for a
+ * long local run).
  */
 import { request } from "node:http";
 import fc from "fast-check";
@@ -31,14 +33,15 @@ export const runs = (n: number) => Math.max(1, Math.round(n * FACTOR));
  */
 export async function check<T>(name: string, arbitrary: fc.Arbitrary<T>, numRuns: number, predicate: (value: T) => Promise<void>): Promise<void> {
   const path = process.env.FUZZ_PATH || undefined;
-  console.log(`fuzz ${name}: seed ${SEED}, ${numRuns} cases${path ? `, path ${path}` : ""} (replay: FUZZ_SEED=${SEED} npx vitest run --project fuzz)`);
+  const file = `test/fuzz/${name}.fuzz.test.ts`;
+  console.log(`fuzz ${name}: seed ${SEED}, ${numRuns} cases${path ? `, path ${path}` : ""} (replay: FUZZ_SEED=${SEED} npx vitest run --project fuzz ${file})`);
   const details = await fc.check(fc.asyncProperty(arbitrary, predicate), { seed: SEED, numRuns, path, endOnFailure: true });
   if (details.failed) {
     const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
     throw new Error(
       `fuzz ${name} failed after ${details.numRuns} cases\n` +
         `${error}\n` +
-        `replay: FUZZ_SEED=${details.seed} FUZZ_PATH=${details.counterexamplePath} npx vitest run --project fuzz\n` +
+        `replay: FUZZ_SEED=${details.seed} FUZZ_PATH=${details.counterexamplePath} npx vitest run --project fuzz ${file}\n` +
         `case: ${describeCase(details.counterexample?.[0])}`,
     );
   }

@@ -318,7 +318,7 @@ describe("the identity provider's endpoints, fuzzed", () => {
         ),
       },
     );
-    await check("idp", arbitrary, runs(300), async ({ e, req }) => {
+    await check("idp", arbitrary, runs(250), async ({ e, req }) => {
       const before = await fingerprint();
       const res = await send(idp.baseUrl, req);
       checkAnswer(e, req, res);

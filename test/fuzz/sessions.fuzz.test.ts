@@ -248,7 +248,7 @@ describe("the session API, fuzzed from its OpenAPI document", () => {
     // Operations with a body are where most can go wrong: they come up twice as often.
     const weighted = operations.flatMap((op) => (op.spec.requestBody ? [op, op] : [op]));
     const arbitrary = fc.constantFrom(...weighted).chain((op) => requestFor(op).map((req) => ({ op, req })));
-    const numRuns = runs(400);
+    const numRuns = runs(300);
     await check("sessions", arbitrary, numRuns, async ({ op, req }) => {
       const mutating = MUTATING.has(req.method);
       const before = mutating ? await fingerprint() : undefined;
