@@ -11,7 +11,7 @@ import type { RouteHost } from "../host.ts";
 import { prepareRoutesStore, sqlSignedInStore } from "../store.ts";
 import { scriptHost } from "../testing.ts";
 import { createBearerAuthenticator } from "./bearer.ts";
-import { createBrowserSignIn, safeReturnTo, sessionOrBearer, SIGNIN_COOKIE } from "./browser.ts";
+import { createBrowserSignIn, MAX_RETURN_TO, safeReturnTo, sessionOrBearer, SIGNIN_COOKIE } from "./browser.ts";
 import { memorySignedInStore, type SignedInStore } from "./signed-in.ts";
 
 const ORIGIN = "http://127.0.0.1:8080";
@@ -190,6 +190,23 @@ describe("browser sign-in", () => {
     for (const bad of ["https://evil.test/", "//evil.test", "/\\evil.test", "/\t/evil.example/x", "/\n/evil.example", "/x\r\nSet-Cookie: a=b", "/.//evil.example/x", "http://127.0.0.1:9999/x", "javascript:alert(1)", "", undefined]) {
       expect(safeReturnTo(bad, ORIGIN), JSON.stringify(bad)).toBe("/");
     }
+  });
+
+  it("keeps return_to only while the pre-login cookie fits in a browser (4 KB): a longer one goes home, and sign-in works", async () => {
+    // `/` is what the cookie's encoding makes longest (%2F): the longest kept is the worst case.
+    const longest = `/a${"/".repeat(MAX_RETURN_TO - 2)}`;
+    expect(safeReturnTo(longest, ORIGIN)).toBe(longest);
+    const start = await visit(`/auth/login?return_to=${encodeURIComponent(longest)}`);
+    const cookie = start.headers.getSetCookie()[0]!.split(";")[0]!;
+    expect(cookie.length).toBeGreaterThan(3 * MAX_RETURN_TO);
+    expect(cookie.length).toBeLessThanOrEqual(4096);
+    expect((await signInAs("carol", longest)).landing.headers.get("location")).toBe(longest);
+    // One character more once resolved (here é as %C3%A9), or a page's long query: home instead.
+    expect(safeReturnTo(`/${"a".repeat(MAX_RETURN_TO)}`, ORIGIN)).toBe("/");
+    expect(safeReturnTo(`/${"é".repeat(171)}`, ORIGIN)).toBe("/");
+    const { jar, landing } = await signInAs("carol", `/me?filter=${"a/".repeat(1250)}`);
+    expect(landing.headers.get("location")).toBe("/");
+    expect((await visit("/me", jar)).status).toBe(200);
   });
 
   it("sends a return_to with a tab, CR or LF home instead: the callback redirects to /, never off-site or 500", async () => {

@@ -54,6 +54,10 @@ const PENDING_MS = 10 * 60_000;
 // Control characters (a browser drops tab, CR and LF from a URL, and a header cannot carry them)
 // and backslashes (a browser reads `\` as `/`) never make it into a redirect.
 const UNSAFE_RETURN = /[\u0000-\u001f\u007f\\]/;
+/** The longest `return_to` kept. The pre-login cookie carries it encoded once more (up to three
+ * times as long: `/` is `%2F`), and a browser drops a cookie over 4 KB without a word, which
+ * would fail the sign-in at the callback every time. */
+export const MAX_RETURN_TO = 1024;
 
 interface Pending {
   state: string;
@@ -65,9 +69,9 @@ interface Pending {
 
 /**
  * Where to go after sign-in: `value` resolved by the URL parser against this host's `origin`,
- * kept only when it stays on that origin and has no control character; else "/". The result is
- * a path that starts with exactly one "/" (never `//host`, which a browser reads as another
- * origin).
+ * kept only when it stays on that origin, has no control character, and is at most
+ * MAX_RETURN_TO characters once resolved; else "/". The result is a path that starts with
+ * exactly one "/" (never `//host`, which a browser reads as another origin).
  */
 export function safeReturnTo(value: string | null | undefined, origin: string): string {
   if (!value || UNSAFE_RETURN.test(value)) return "/";
@@ -77,8 +81,9 @@ export function safeReturnTo(value: string | null | undefined, origin: string): 
   } catch {
     return "/";
   }
-  if (url.origin !== origin || url.pathname.startsWith("//")) return "/";
-  return `${url.pathname}${url.search}${url.hash}`;
+  const target = `${url.pathname}${url.search}${url.hash}`;
+  if (url.origin !== origin || url.pathname.startsWith("//") || target.length > MAX_RETURN_TO) return "/";
+  return target;
 }
 
 export function createBrowserSignIn(options: BrowserSignInOptions) {
