@@ -44,3 +44,11 @@ test("the YAML output is a config file, commented with sources", async () => {
   expect(parse(text)).toEqual({ demo: { name: "x", tags: ["a", "b"], token: "supe***" } });
   expect(JSON.parse(formatJson(section, resolved))).toEqual({ demo: { name: "x", tags: ["a", "b"], token: "supe***" } });
 });
+
+test("an empty list is written `[]` on its key's line, with its source", async () => {
+  const empty = resolveSection(section, [{ field: "tags", raw: "", kind: "text", source: "env:DEMO_TAGS" }]);
+  expect(empty.values.tags).toEqual([]);
+  const text = await formatYaml(section, empty);
+  expect(text).toContain("  tags: [] # env:DEMO_TAGS\n");
+  expect(parse(text).demo.tags).toEqual([]);
+});

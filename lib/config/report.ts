@@ -46,9 +46,12 @@ export async function formatYaml<F extends Record<string, AnyFieldDef>>(section:
   for (const pair of map.items) {
     const field = String((pair.key as unknown as { value: unknown }).value);
     const comment = ` ${resolved.sources[field]}`;
-    // A block list puts the comment after the key; a scalar after its value.
+    // A block list puts the comment after the key; a scalar, or an empty list (`[]`), after its value.
     if (isSeq(pair.value) && pair.value.items.length > 0) pair.key.comment = comment;
-    else pair.value!.comment = comment;
+    else {
+      if (isSeq(pair.value)) pair.value.flow = true;
+      pair.value!.comment = comment;
+    }
   }
   if (header) doc.commentBefore = ` ${header}`;
   return doc.toString({ lineWidth: 0 }).trimEnd();
