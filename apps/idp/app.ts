@@ -22,7 +22,8 @@ import { registerDebug } from "./routes/debug.ts";
 import { registerDevice } from "./routes/device.ts";
 import { registerDiscovery } from "./routes/discovery.ts";
 import { registerEndSession } from "./routes/end-session.ts";
-import { oauthErrorResponse } from "./routes/http.ts";
+import { registerCors } from "./routes/cors.ts";
+import { PAGE_HEADERS, oauthErrorResponse } from "./routes/http.ts";
 import { registerIntrospection } from "./routes/introspection.ts";
 import { registerToken } from "./routes/token.ts";
 import { registerUserinfo } from "./routes/userinfo.ts";
@@ -42,6 +43,10 @@ export interface IdpAppOptions {
   clientSecret?: string;
   /** Default http://localhost:3000/callback and http://127.0.0.1:3000/callback. */
   redirectUris?: string[];
+  /** More post-logout redirect URIs of the configured client (env IDP_POST_LOGOUT_REDIRECT_URIS). */
+  postLogoutRedirectUris?: string[];
+  /** Origins that may read answers from a page, beyond the redirect URIs' (`*`: any; env IDP_CORS_ORIGINS). */
+  corsOrigins?: string[];
   /** A parsed users document: `{users:[...]}` or `[...]` (validated by parseSeededUsers). */
   users?: unknown;
   clients?: ClientConfig[];
@@ -87,7 +92,7 @@ function errorHandler(logger: Logger) {
       if (err.status >= 500) logger.warn("oauth server_error", { error: err.description });
       return oauthErrorResponse(c, err);
     }
-    if (err instanceof PageError) return c.html(messagePage(err.title, err.message, "error"), err.status);
+    if (err instanceof PageError) return c.html(messagePage(err.title, err.message, "error"), err.status, PAGE_HEADERS);
     logger.error("unhandled error", { ...errorFields(err), path: new URL(c.req.url).pathname });
     return c.json({ error: "server_error", error_description: "internal error" }, 500, { "Cache-Control": "no-store" });
   };
@@ -97,6 +102,7 @@ function errorHandler(logger: Logger) {
 function routes(p: Provider): Hono {
   const app = new Hono();
   app.get("/healthz", (c) => c.text("ok"));
+  registerCors(app, p); // before the routes it wraps
   registerDiscovery(app, p);
   registerAuthorize(app, p);
   registerToken(app, p);
@@ -114,6 +120,8 @@ export function createProvider(options: IdpAppOptions): Provider {
     clientId: options.clientId,
     clientSecret: options.clientSecret,
     redirectUris: options.redirectUris,
+    postLogoutRedirectUris: options.postLogoutRedirectUris,
+    corsOrigins: options.corsOrigins,
     users: options.users,
     clients: options.clients,
     signingKeys: options.signingKeys,

@@ -67,6 +67,8 @@ describe("print-config", () => {
         "  redirect-uris: # default",
         "    - http://localhost:3000/callback",
         "    - http://127.0.0.1:3000/callback",
+        "  post-logout-redirect-uris: [] # default",
+        "  cors-origins: [] # default",
         '  users-file: "" # default',
         '  signing-keys-file: "" # default',
         "  access-token-format: opaque # default",
@@ -217,7 +219,7 @@ describe("serve-dev", () => {
     const argv = ["serve-dev", "http://127.0.0.1:9/realms/positional", "--config-file", "idp.yaml", "--addr", "127.0.0.1:0", "--print-parsed-fields"];
     const server = (await runIdpCli(runtime, argv))!;
     servers.push(server);
-    const rows = Object.fromEntries(out.join("\n").split("\n").slice(1, 8).map((line) => {
+    const rows = Object.fromEntries(out.join("\n").split("\n").slice(1, 10).map((line) => {
       const [field, ...rest] = line.split(/\s{2,}/);
       return [field, rest];
     }));
@@ -227,6 +229,8 @@ describe("serve-dev", () => {
       "client-id": ["env-app", "env:IDP_CLIENT_ID"],
       "client-secret": ["team***", "profile:team"],
       "redirect-uris": ["http://127.0.0.1:4000/cb", "config:idp.yaml"],
+      "post-logout-redirect-uris": ["(empty list)", "default"],
+      "cors-origins": ["(empty list)", "default"],
       "users-file": ["(empty)", "default"],
       "signing-keys-file": ["(empty)", "default"],
     });

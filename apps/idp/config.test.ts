@@ -16,6 +16,8 @@ test("the spec's defaults", async () => {
     "client-id": "dev-client",
     "client-secret": "",
     "redirect-uris": ["http://localhost:3000/callback", "http://127.0.0.1:3000/callback"],
+    "post-logout-redirect-uris": [],
+    "cors-origins": [],
     "users-file": "",
     "signing-keys-file": "",
     "access-token-format": "opaque",
@@ -67,4 +69,18 @@ test("createApp options: fields, the users file, and env-only settings", async (
     tokenSlowMs: 50,
   });
   expect(options.signingKeys).toBeUndefined();
+});
+
+test("post-logout redirect URIs and CORS origins: flag, env or config file; bad values refused with their source", async () => {
+  const file = { "c.yaml": "oidc:\n  post-logout-redirect-uris: [http://localhost:4000/]\n  cors-origins: ['*']\n" };
+  const fromFile = await idpAppOptions(await loadIdpConfig(args("--config-file", "c.yaml"), io({}, file)), io({}, file));
+  expect(fromFile).toMatchObject({ postLogoutRedirectUris: ["http://localhost:4000/"], corsOrigins: ["*"] });
+  const env = { IDP_POST_LOGOUT_REDIRECT_URIS: "http://a.test/bye,http://a.test/", IDP_CORS_ORIGINS: "http://b.test" };
+  const fromEnv = await loadIdpConfig(args(), io(env));
+  expect(fromEnv.values).toMatchObject({ "post-logout-redirect-uris": ["http://a.test/bye", "http://a.test/"], "cors-origins": ["http://b.test"] });
+  expect(fromEnv.sources["cors-origins"]).toBe("env:IDP_CORS_ORIGINS");
+  const flags = await loadIdpConfig(args("--cors-origins", "http://c.test:8000", "--post-logout-redirect-uris", "http://c.test:8000/index.html"), io(env));
+  expect(flags.values).toMatchObject({ "post-logout-redirect-uris": ["http://c.test:8000/index.html"], "cors-origins": ["http://c.test:8000"] });
+  await expect(loadIdpConfig(args("--cors-origins", "http://c.test/app"), io())).rejects.toThrow("cors-origins from flag:--cors-origins: expected * or an origin");
+  await expect(loadIdpConfig(args("--post-logout-redirect-uris", "/bye"), io())).rejects.toThrow("post-logout-redirect-uris from flag:--post-logout-redirect-uris: every post-logout redirect URI must be an absolute URL");
 });

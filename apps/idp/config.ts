@@ -16,6 +16,7 @@ import { parseYaml } from "../../lib/config/yaml.ts";
 import { isLibsqlUrl } from "../../lib/db/libsql.ts";
 import { parseListenAddress } from "../../lib/runtime.ts";
 import type { IdpAppOptions } from "./app.ts";
+import { CORS_ORIGIN_HINT, parseCorsOrigin } from "./domain/cors.ts";
 import { parseConfiguredKeys } from "./domain/keys.ts";
 import type { AccessTokenFormat } from "./domain/provider.ts";
 import { parseSeededUsers } from "./domain/users.ts";
@@ -69,6 +70,16 @@ export const oidcSection = defineSection({
         v.nonEmpty("needs at least one redirect URI"),
         v.check((list) => list.every(absoluteUrl), "every redirect URI must be an absolute URL"),
       ),
+    }),
+    "post-logout-redirect-uris": listField({
+      default: [],
+      description: "More post-logout redirect URIs of the configured client (the origins of redirect-uris are accepted already)",
+      check: v.pipe(v.array(v.string()), v.check((list) => list.every(absoluteUrl), "every post-logout redirect URI must be an absolute URL")),
+    }),
+    "cors-origins": listField({
+      default: [],
+      description: "Origins whose pages may call discovery, jwks, token, userinfo, revoke and device authorization, beyond the origins of redirect URIs; * allows any",
+      check: v.pipe(v.array(v.string()), v.check((list) => list.every((o) => parseCorsOrigin(o) !== undefined), CORS_ORIGIN_HINT)),
     }),
     "users-file": stringField({ default: "", description: "YAML or JSON file of seeded users, relative to the working directory" }),
     "signing-keys-file": stringField({ default: "", description: "Private JWK set (JSON) for dev-key-1, rotated-key-2, bad-sig-key; keeps tokens valid across restarts" }),
@@ -217,6 +228,8 @@ export async function idpAppOptions(config: OidcConfig, io: ConfigIo): Promise<O
     clientId: values["client-id"],
     clientSecret: values["client-secret"],
     redirectUris: values["redirect-uris"],
+    postLogoutRedirectUris: values["post-logout-redirect-uris"],
+    corsOrigins: values["cors-origins"],
     accessTokenFormat: values["access-token-format"] as AccessTokenFormat,
     accessTokenAudience: values["access-token-audience"],
   };

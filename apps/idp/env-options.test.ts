@@ -31,6 +31,13 @@ describe("optionsFromEnv", () => {
     });
     expect(await optionsFromEnv({})).toEqual({});
   });
+  it("reads the post-logout redirect URIs and the CORS origins, and checks the origins", async () => {
+    expect(await optionsFromEnv({ IDP_POST_LOGOUT_REDIRECT_URIS: "http://a.test/,http://a.test/bye", IDP_CORS_ORIGINS: '["*", "http://b.test/"]' })).toEqual({
+      postLogoutRedirectUris: ["http://a.test/", "http://a.test/bye"],
+      corsOrigins: ["*", "http://b.test/"],
+    });
+    await expect(optionsFromEnv({ IDP_CORS_ORIGINS: "http://b.test/app" })).rejects.toThrow(/IDP_CORS_ORIGINS: "http:\/\/b.test\/app": expected \* or an origin/);
+  });
   it("names the variable in its errors", async () => {
     await expect(optionsFromEnv({ IDP_SIGNING_KEYS: "{" })).rejects.toThrow(EnvOptionError);
     await expect(optionsFromEnv({ IDP_USERS: "users: [" })).rejects.toThrow(/IDP_USERS/);

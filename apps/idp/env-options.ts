@@ -6,6 +6,7 @@
  */
 import { parseYaml } from "../../lib/config/yaml.ts";
 import type { IdpAppOptions } from "./app.ts";
+import { CORS_ORIGIN_HINT, parseCorsOrigin } from "./domain/cors.ts";
 
 export type Env = Record<string, string | undefined>;
 
@@ -88,6 +89,14 @@ export async function optionsFromEnv(env: Env): Promise<Partial<IdpAppOptions>> 
   if (env.IDP_CLIENT_SECRET !== undefined) out.clientSecret = env.IDP_CLIENT_SECRET;
   const redirects = get("IDP_REDIRECT_URIS");
   if (redirects !== undefined) out.redirectUris = parseList("IDP_REDIRECT_URIS", redirects);
+  const postLogout = get("IDP_POST_LOGOUT_REDIRECT_URIS");
+  if (postLogout !== undefined) out.postLogoutRedirectUris = parseList("IDP_POST_LOGOUT_REDIRECT_URIS", postLogout);
+  const corsOrigins = get("IDP_CORS_ORIGINS");
+  if (corsOrigins !== undefined) {
+    out.corsOrigins = parseList("IDP_CORS_ORIGINS", corsOrigins);
+    const bad = out.corsOrigins.find((o) => parseCorsOrigin(o) === undefined);
+    if (bad !== undefined) throw new EnvOptionError("IDP_CORS_ORIGINS", `"${bad}": ${CORS_ORIGIN_HINT}`);
+  }
   const users = get("IDP_USERS");
   if (users !== undefined) out.users = await parseDocument("IDP_USERS", users);
   const keys = get("IDP_SIGNING_KEYS");

@@ -29,6 +29,10 @@ export interface StartIdpOptions {
   clientId?: string;
   clientSecret?: string;
   redirectUris?: string[];
+  /** More post-logout redirect URIs of the configured client, as `--post-logout-redirect-uris`. */
+  postLogoutRedirectUris?: string[];
+  /** Origins whose pages may call the provider beyond the redirect URIs' (`*`: any), as `--cors-origins`. */
+  corsOrigins?: string[];
   /** Private JWK set, as `--signing-keys-file` (default: keys generated at start). */
   signingKeys?: unknown;
   /** Delay of the `token-slow` scenario and of the `slow` key mode, in ms (default 10000 each). */
@@ -101,6 +105,8 @@ export async function startIdp(options: StartIdpOptions = {}): Promise<StartedId
       clientId: options.clientId,
       clientSecret: options.clientSecret,
       redirectUris: options.redirectUris,
+      postLogoutRedirectUris: options.postLogoutRedirectUris,
+      corsOrigins: options.corsOrigins,
       signingKeys: options.signingKeys,
       tokenSlowMs: options.tokenSlowMs,
       jwksSlowMs: options.jwksSlowMs,

@@ -62,8 +62,9 @@ describe("IDP_CLIENT_ID equal to a builtin (web-app): merged into it", () => {
       expect(res.status, uri).toBe(200);
       await res.arrayBuffer();
     }
-    // The default list was replaced by the configured one.
-    const res = await getAuthorize((await authRequest(config, { redirectUri: "http://127.0.0.1:3000/callback" })).url);
+    // The default list was replaced by the configured one. (Its 127.0.0.1 URI would still match
+    // the builtin's http://127.0.0.1:8080/callback on another port: RFC 8252 §7.3.)
+    const res = await getAuthorize((await authRequest(config, { redirectUri: "http://localhost:3000/callback" })).url);
     expect(res.status).toBe(400);
     expect(res.headers.get("location")).toBeNull();
     await res.arrayBuffer();

@@ -455,3 +455,35 @@ describe("silent authentication", () => {
     expect(inputByName(html, "login")?.value).toBe(hint);
   });
 });
+
+// The browser-app features (each with its own suite: idp-cors, idp-response-modes,
+// idp-redirect-uris, idp-login-page) once here too, so they also run against the edge entry.
+describe("a single-page app on another origin", () => {
+  it("a loopback redirect URI on another port, the fragment, extra claims, and CORS at token and userinfo", async () => {
+    const origin = "http://127.0.0.1:4173"; // the port differs from the registered 127.0.0.1:3000
+    const request = await authRequest(config, { redirectUri: `${origin}/callback`, params: { response_mode: "fragment" } });
+    const form = new URLSearchParams(request.url.searchParams);
+    form.set("login", "alice");
+    form.set("extra_claims", '{"roles": ["tester"]}');
+    const login = await fetch(`${idp.issuer}/authorize`, { method: "POST", body: form, redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    expect(login.status).toBe(302);
+    const fragment = new URLSearchParams(new URL(login.headers.get("location")!).hash.slice(1));
+    expect(fragment.get("state")).toBe(request.state);
+
+    const preflight = await fetch(`${idp.issuer}/userinfo`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "GET", "access-control-request-headers": "authorization" } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe(origin);
+    const token = await fetch(`${idp.issuer}/token`, {
+      method: "POST",
+      headers: { origin, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "authorization_code", client_id: "dev-client", code: fragment.get("code")!, code_verifier: request.verifier!, redirect_uri: `${origin}/callback` }),
+    });
+    expect(token.status).toBe(200);
+    expect(token.headers.get("access-control-allow-origin")).toBe(origin);
+    const { access_token, id_token } = (await token.json()) as { access_token: string; id_token: string };
+    expect(decodeJwt(id_token).roles).toEqual(["tester"]);
+    const info = await fetch(`${idp.issuer}/userinfo`, { headers: { origin, authorization: `Bearer ${access_token}` } });
+    expect(info.headers.get("access-control-allow-origin")).toBe(origin);
+    expect(((await info.json()) as { roles: string[] }).roles).toEqual(["tester"]);
+  });
+});

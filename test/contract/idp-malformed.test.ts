@@ -81,11 +81,12 @@ const UNREGISTERED_REDIRECTS = [
   ["fragment", `${REDIRECT_URI}#x`],
   ["path prefix", REDIRECT_URI.replace("/callback", "/call")],
   ["path suffix", `${REDIRECT_URI}/../evil`],
-  ["other port", REDIRECT_URI.replace(":3000", ":3001")],
+  // 127.0.0.1 is a loopback IP literal: any port of it matches (RFC 8252 §7.3); localhost is a name.
+  ["other port of localhost", "http://localhost:3001/callback"],
   ["https", REDIRECT_URI.replace("http:", "https:")],
   ["other host", "http://evil.test/callback"],
   ["not a URL", "callback"],
-  ["another client's", "http://127.0.0.1:8080/callback"],
+  ["another client's", "http://localhost:8080/callback"],
 ] as const;
 
 const rows: Row[] = [

@@ -1,7 +1,9 @@
 /**
  * The user's claims, shared by the ID token and userinfo: base claims, then helper fields, then
- * raw extra claims (which override helpers of the same name), then `omit_claims` removals.
+ * raw extra claims (which override helpers of the same name), then `omit_claims` removals, then
+ * the claims typed on the login page for the session (which override all of these).
  */
+import { JsonDepthError, parseJsonBounded } from "../../../lib/http/json-limits.ts";
 import type { Scenario } from "./scenarios.ts";
 import { syntheticEmail, syntheticName } from "./users.ts";
 
@@ -13,7 +15,11 @@ export interface User {
   sub: string;
   password?: string;
   scenario?: Scenario;
+  /** Claims given at login for this session (parseLoginClaims). */
+  claims?: LoginClaims;
 }
+
+export type LoginClaims = Record<string, unknown>;
 
 export function userClaims(user: User): Record<string, unknown> {
   const s = user.scenario;
@@ -23,7 +29,7 @@ export function userClaims(user: User): Record<string, unknown> {
     email_verified: s?.email_verified ?? true,
     name: s?.name ?? syntheticName(user.login),
   };
-  if (!s) return claims;
+  if (!s) return withLoginClaims(claims, user);
   if (s.groups !== undefined) claims.groups = s.groups;
   if (s.roles !== undefined) claims.roles = s.roles;
   if (s.tenant !== undefined) claims.tenant = s.tenant;
@@ -31,7 +37,51 @@ export function userClaims(user: User): Record<string, unknown> {
   if (s.locale !== undefined) claims.locale = s.locale;
   for (const [k, v] of Object.entries(s.claims)) if (!PROTOCOL_CLAIMS.has(k)) claims[k] = v;
   for (const k of s.omit_claims) if (!PROTOCOL_CLAIMS.has(k)) delete claims[k];
+  return withLoginClaims(claims, user);
+}
+
+function withLoginClaims(claims: Record<string, unknown>, user: User): Record<string, unknown> {
+  if (user.claims) for (const [k, v] of Object.entries(user.claims)) if (!RESERVED_LOGIN_CLAIMS.has(k)) claims[k] = v;
   return claims;
+}
+
+/** Longest claims text the login page takes (UTF-8 bytes of the JSON). */
+export const LOGIN_CLAIMS_MAX_BYTES = 4096;
+
+/**
+ * Claims a login may not set: the protocol's, and those of tokens and logout (`cnf`, `client_id`,
+ * `scope`, `sid`, token exchange's `act` and `may_act`, ...): a login can shape the user, never
+ * the token.
+ */
+export const RESERVED_LOGIN_CLAIMS = new Set([...PROTOCOL_CLAIMS, "cnf", "client_id", "scope", "sid", "c_hash", "s_hash", "act", "may_act"]);
+
+export class LoginClaimsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "LoginClaimsError";
+  }
+}
+
+/**
+ * The extra claims typed on the login page: a JSON object of at most LOGIN_CLAIMS_MAX_BYTES,
+ * nested no deeper than the JSON limit (lib/http/json-limits.ts), without reserved names.
+ * Blank text is none (undefined). Anything else is a LoginClaimsError saying what is wrong.
+ */
+export function parseLoginClaims(text: string): LoginClaims | undefined {
+  if (text.trim() === "") return undefined;
+  // A string never has more UTF-16 units than UTF-8 bytes: a long one is refused before encoding.
+  if (text.length > LOGIN_CLAIMS_MAX_BYTES || new TextEncoder().encode(text).length > LOGIN_CLAIMS_MAX_BYTES) throw new LoginClaimsError(`extra claims are longer than ${LOGIN_CLAIMS_MAX_BYTES} bytes`);
+  let value: unknown;
+  try {
+    value = parseJsonBounded(text);
+  } catch (err) {
+    if (err instanceof JsonDepthError) throw new LoginClaimsError(`extra claims: ${err.message}`);
+    throw new LoginClaimsError(`extra claims are not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new LoginClaimsError('extra claims must be a JSON object, such as {"roles": ["admin"]}');
+  const reserved = Object.keys(value).filter((k) => RESERVED_LOGIN_CLAIMS.has(k) || k === "__proto__");
+  if (reserved.length > 0) throw new LoginClaimsError(`extra claims cannot set ${reserved.join(", ")}: the provider sets these`);
+  return value as LoginClaims;
 }
 
 /** The names a client may see, for discovery's `claims_supported`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { authenticateClient, buildClients, readClientCredentials, WEB_APP_SECRET } from "./clients.ts";
+import { authenticateClient, buildClients, loopbackKey, postLogoutUriAllowed, readClientCredentials, redirectUriAllowed, WEB_APP_SECRET } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
 import { constantTimeEqual } from "./random.ts";
 
@@ -39,6 +39,50 @@ describe("buildClients", () => {
     expect(clients.get("my-app")).toMatchObject({ secret: "s3", require_pkce: false });
     expect(clients.get("my-app")!.allowed_scopes).toBeUndefined();
     expect(clients.size).toBe(4);
+  });
+});
+
+describe("redirect URI matching", () => {
+  it("a loopback IP literal's URI without its port; nothing for any other URI (RFC 8252 §7.3, §8.3)", () => {
+    expect(loopbackKey("http://127.0.0.1:8080/callback")).toBe("http://127.0.0.1/callback");
+    expect(loopbackKey("http://127.0.0.1/callback")).toBe("http://127.0.0.1/callback");
+    expect(loopbackKey("https://[::1]:65535/cb?x=1")).toBe("https://[::1]/cb?x=1");
+    expect(loopbackKey("http://127.0.0.1:4000")).toBe("http://127.0.0.1");
+    for (const other of [
+      "http://localhost:8080/callback",
+      "http://127.0.0.1:65536/callback",
+      "http://127.0.0.1:8080/cb#f",
+      "http://127.0.0.1:8080@evil.test/cb",
+      "http://127.0.0.1.evil.test/cb",
+      "http://127.0.0.2:8080/cb",
+      "HTTP://127.0.0.1:8080/cb",
+      "ftp://127.0.0.1:21/cb",
+    ]) {
+      expect(loopbackKey(other), other).toBeUndefined();
+    }
+  });
+  it("exact, or a registered loopback URI on any port with the same scheme, host, path and query", () => {
+    const spa = buildClients({}).get("public-spa")!;
+    expect(redirectUriAllowed(spa, "http://localhost:8080/callback")).toBe(true);
+    expect(redirectUriAllowed(spa, "http://127.0.0.1:8090/auth/callback")).toBe(true);
+    expect(redirectUriAllowed(spa, "http://127.0.0.1/callback")).toBe(true);
+    expect(redirectUriAllowed(spa, "http://localhost:8090/auth/callback")).toBe(false);
+    expect(redirectUriAllowed(spa, "http://127.0.0.1:8090/auth/callback/")).toBe(false);
+    expect(redirectUriAllowed(spa, "https://127.0.0.1:8090/auth/callback")).toBe(false);
+    expect(redirectUriAllowed(spa, "http://[::1]:8090/auth/callback")).toBe(false);
+  });
+  it("post-logout URIs: the configured client's own list, with the same loopback rule", () => {
+    const clients = buildClients({ clientId: "my-spa", redirectUris: ["http://localhost:4000/callback"], postLogoutRedirectUris: ["http://localhost:4000/index.html"] });
+    const mine = clients.get("my-spa")!;
+    expect(postLogoutUriAllowed(mine, "http://localhost:4000/index.html")).toBe(true);
+    expect(postLogoutUriAllowed(mine, "http://localhost:4000")).toBe(true);
+    expect(postLogoutUriAllowed(mine, "http://localhost:4000/")).toBe(false);
+    expect(postLogoutUriAllowed(clients.get("dev-client")!, "http://localhost:4000/index.html")).toBe(false);
+    expect(postLogoutUriAllowed(mine, "http://127.0.0.1:9999")).toBe(true); // its builtin :3000 and :8080 ones
+    // Equal to a builtin id: added to the builtin.
+    const merged = buildClients({ clientId: "public-spa", postLogoutRedirectUris: ["http://localhost:4000/bye"] });
+    expect(postLogoutUriAllowed(merged.get("public-spa")!, "http://localhost:4000/bye")).toBe(true);
+    expect(postLogoutUriAllowed(merged.get("web-app")!, "http://localhost:4000/bye")).toBe(false);
   });
 });
 

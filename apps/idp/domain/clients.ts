@@ -41,8 +41,8 @@ const POST_LOGOUT_3000 = ["http://localhost:3000", "http://127.0.0.1:3000"];
 const POST_LOGOUT_8080 = ["http://localhost:8080", "http://127.0.0.1:8080"];
 
 /** The origins of configured redirect URIs: an app signed in there may come back after logout. */
-function originsOf(uris: string[]): string[] {
-  return uris.flatMap((u) => {
+export function originsOf(uris: Iterable<string>): string[] {
+  return [...uris].flatMap((u) => {
     try {
       const origin = new URL(u).origin;
       return origin === "null" ? [] : [origin];
@@ -77,6 +77,8 @@ export interface ClientOptions {
   clientId?: string;
   clientSecret?: string;
   redirectUris?: string[];
+  /** Post-logout redirect URIs of the configured client (`clientId`), added to its own. */
+  postLogoutRedirectUris?: string[];
   clients?: ClientConfig[];
 }
 
@@ -103,9 +105,37 @@ export function buildClients(options: ClientOptions): Map<string, Client> {
     if (options.clientSecret) client.secret = options.clientSecret;
     clients.set(id, client);
   }
+  for (const uri of options.postLogoutRedirectUris ?? []) clients.get(id)!.post_logout_redirect_uris.add(uri);
   for (const extra of options.clients ?? []) clients.set(extra.client_id, clientFromConfig(extra));
   return clients;
 }
+
+/**
+ * RFC 8252 §7.3: a redirect URI on a loopback IP literal (`127.0.0.1`, `[::1]`) stands for every
+ * port, so a native app or a dev server may listen wherever it can. The URI without its port,
+ * for such a URI with a valid port (or none); undefined for any other URI, which must match
+ * exactly. (`localhost` is a name, not a literal: RFC 8252 §8.3; it stays exact.)
+ */
+export function loopbackKey(uri: string): string | undefined {
+  const m = /^(https?:\/\/(?:127\.0\.0\.1|\[::1\]))(?::(\d{1,5}))?([/?][^#]*)?$/.exec(uri);
+  if (!m || (m[2] !== undefined && Number(m[2]) > 65535)) return undefined;
+  return m[1]! + (m[3] ?? "");
+}
+
+/** Is `uri` one of `registered`: the same string, or a loopback literal's URI on another port? */
+function matchesRegistered(registered: Set<string>, uri: string): boolean {
+  if (registered.has(uri)) return true;
+  const key = loopbackKey(uri);
+  if (key === undefined) return false;
+  for (const r of registered) if (loopbackKey(r) === key) return true;
+  return false;
+}
+
+/** Exact string match against the client's own allowlist, with the loopback rule (RFC 8252 §7.3). */
+export const redirectUriAllowed = (client: Client, uri: string) => matchesRegistered(client.redirect_uris, uri);
+
+/** A post-logout redirect URI as registered: exact, with the loopback rule of redirect URIs. */
+export const postLogoutUriAllowed = (client: Client, uri: string) => matchesRegistered(client.post_logout_redirect_uris, uri);
 
 export type AuthMethod = "client_secret_basic" | "client_secret_post" | "none";
 

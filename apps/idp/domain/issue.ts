@@ -76,6 +76,7 @@ export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResp
     expires_at: now + LIFETIME_MS.accessToken,
   };
   if (req.user) access.login = req.user.login;
+  if (req.user?.claims) access.claims = req.user.claims;
   if (req.jkt) access.jkt = req.jkt;
   // Queued in one turn, the writes share one commit; the ID token is signed meanwhile, and the
   // response waits for both.
@@ -101,6 +102,7 @@ export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResp
     };
     if (req.refreshJkt) refresh.jkt = req.refreshJkt;
     if (req.sid) refresh.sid = req.sid;
+    if (req.user.claims) refresh.claims = req.user.claims;
     writes.push(p.put("refresh_token", refreshToken, refresh, { pruneAt: refresh.expires_at, group: req.grant_id }));
     response.refresh_token = refreshToken;
   }

@@ -1,4 +1,5 @@
 /** The records the provider keeps in its state store (times in provider-clock milliseconds). */
+import type { LoginClaims } from "./claims.ts";
 
 /** Lifetimes (decisions.md). */
 export const LIFETIME_MS = {
@@ -22,6 +23,8 @@ export interface SessionRecord {
   expires_at: number;
   /** The session's id in ID tokens and logout tokens (not the cookie's value). */
   sid?: string;
+  /** Extra claims typed at login, carried into every code of the session (claims.ts). */
+  claims?: LoginClaims;
 }
 
 export interface CodeRecord {
@@ -39,6 +42,7 @@ export interface CodeRecord {
   expires_at: number;
   /** The session the code was issued in (back-channel logout). */
   sid?: string;
+  claims?: LoginClaims;
 }
 
 /** The grant id of a redeemed code, remembered until it would have expired, so a replay can revoke its tokens. */
@@ -49,6 +53,8 @@ export interface AccessTokenRecord {
   sub: string;
   /** Absent for client_credentials tokens (no user). */
   login?: string;
+  /** The login's extra claims, for /userinfo. */
+  claims?: LoginClaims;
   scope: string;
   jkt?: string;
   grant_id: string;
@@ -60,6 +66,7 @@ export interface RefreshTokenRecord {
   client_id: string;
   sub: string;
   login: string;
+  claims?: LoginClaims;
   scope: string;
   jkt?: string;
   grant_id: string;

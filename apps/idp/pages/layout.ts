@@ -9,7 +9,9 @@ body{font:16px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding
 h1{font-size:1.5rem}h2{font-size:1.05rem;margin:1.2rem 0 .4rem}
 form.main{display:grid;gap:.6rem;max-width:24rem}
 label{display:grid;gap:.2rem;font-weight:600}
-input{font:inherit;padding:.4rem;border:1px solid #888;border-radius:4px}
+input,textarea{font:inherit;padding:.4rem;border:1px solid #888;border-radius:4px}
+textarea{font-family:ui-monospace,monospace;font-size:.9rem}
+summary{cursor:pointer}
 button{font:inherit;padding:.35rem .8rem;border-radius:4px;border:1px solid #555;background:#f3f3f3;cursor:pointer}
 button.primary{background:#1f4fd1;color:#fff;border-color:#1f4fd1}
 .picks{display:flex;flex-wrap:wrap;gap:.4rem}

@@ -3,7 +3,8 @@
  * POST to /authorize carries the whole request. Quick-pick buttons (one per scenario, grouped by
  * category) are submit buttons named `quick_login`: clicking one submits the form with that login
  * directly (the typed login field is then ignored, the password field is sent as typed). A search
- * box filters them by login or category.
+ * box filters them by login or category. Optional extra claims (a JSON object) apply to the
+ * session being started, whichever way the form is submitted.
  */
 import { html, raw } from "hono/html";
 import type { ScenarioRegistry } from "../domain/scenarios.ts";
@@ -13,6 +14,8 @@ export interface LoginPageInput {
   action: string;
   params: [string, string][];
   loginHint?: string;
+  /** The extra claims text as last typed (shown again with an error). */
+  extraClaims?: string;
   error?: string;
   scenarios: ScenarioRegistry;
 }
@@ -50,6 +53,12 @@ ${input.params.map(([name, value]) => html`<input type="hidden" name="${name}" v
 <label for="password">Password <small>(only seeded users with a password need one)</small>
 <input id="password" name="password" type="password" autocomplete="current-password">
 </label>
+<details id="extra-claims-section"${input.extraClaims ? raw(" open") : ""}>
+<summary>Extra claims for this session <small>(optional)</small></summary>
+<label for="extra-claims">JSON object, added to the ID token and userinfo
+<textarea id="extra-claims" name="extra_claims" rows="4" spellcheck="false" placeholder='{"roles": ["admin"], "tenant": "acme"}'>${input.extraClaims ?? ""}</textarea>
+</label>
+</details>
 <button id="sign-in" class="primary" type="submit">Sign in</button>
 <p>Or pick a scenario: <input id="scenario-search" type="search" form="scenario-filter" placeholder="filter scenarios" aria-label="filter scenarios" autocomplete="off"></p>
 ${groups.map(

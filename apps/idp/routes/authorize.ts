@@ -6,8 +6,8 @@
  */
 import type { Context, Hono } from "hono";
 import { setCookie } from "hono/cookie";
-import type { User } from "../domain/claims.ts";
-import { allowsGrant, type Client } from "../domain/clients.ts";
+import { LoginClaimsError, parseLoginClaims, type LoginClaims, type User } from "../domain/claims.ts";
+import { allowsGrant, redirectUriAllowed, type Client } from "../domain/clients.ts";
 import { AuthorizeRedirectError, PageError } from "../domain/errors.ts";
 import { scopeList } from "../domain/issue.ts";
 import { isPkceMethod, isWellFormedPkceValue, type PkceMethod } from "../domain/pkce.ts";
@@ -16,17 +16,19 @@ import { constantTimeEqual } from "../domain/random.ts";
 import { LIFETIME_MS, type CodeRecord, type SessionRecord } from "../domain/records.ts";
 import { endSessions } from "../domain/backchannel.ts";
 import { loginPage } from "../pages/login.ts";
-import { currentSession, readForm, redirectWith, samePath, toParams, type Params } from "./http.ts";
+import { PAGE_HEADERS, currentSession, readForm, samePath, toParams, type Params } from "./http.ts";
+import { authorizationResponse, isResponseMode, type ResponseMode } from "./response-mode.ts";
 
 /** The request parameters the login page carries as hidden inputs. */
 export const AUTHORIZE_PARAMS = [
   "client_id", "redirect_uri", "response_type", "scope", "state", "nonce",
-  "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint", "dpop_jkt",
+  "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint", "dpop_jkt", "response_mode",
 ] as const;
 
 export interface AuthorizeRequest {
   client: Client;
   redirect_uri: string;
+  response_mode: ResponseMode;
   scope: string;
   state?: string;
   nonce?: string;
@@ -50,8 +52,9 @@ function validateClient(p: Provider, params: Params): { client: Client; redirect
   if (!client) throw new PageError(400, "Unknown client", `client "${clientId}" is not registered`);
   const redirectUri = v.get("redirect_uri");
   if (!redirectUri) throw new PageError(400, "Invalid request", "redirect_uri is missing");
-  // Exact string match against the client's own allowlist (no normalization, no prefixes).
-  if (!client.redirect_uris.has(redirectUri)) {
+  // Exact string match against the client's own allowlist (no normalization, no prefixes), any
+  // port for a loopback IP literal (RFC 8252 §7.3).
+  if (!redirectUriAllowed(client, redirectUri)) {
     throw new PageError(400, "Invalid redirect URI", `redirect_uri is not registered for client "${clientId}"`);
   }
   return { client, redirect_uri: redirectUri };
@@ -63,6 +66,8 @@ function validateRest(params: Params, base: { client: Client; redirect_uri: stri
   const v = params.values;
   const fail = (error: string, description: string) => new AuthorizeRedirectError(error, description);
   if (params.duplicates.length > 0) throw fail("invalid_request", `parameter repeated: ${params.duplicates.join(", ")}`);
+  const mode = v.get("response_mode") ?? "query";
+  if (!isResponseMode(mode)) throw fail("unsupported_response_mode", "response_mode must be query, fragment or form_post");
   const responseType = v.get("response_type");
   if (!responseType) throw fail("invalid_request", "response_type is missing");
   if (responseType !== "code") throw fail("unsupported_response_type", "only response_type=code is supported");
@@ -73,7 +78,7 @@ function validateRest(params: Params, base: { client: Client; redirect_uri: stri
   if (!scopes.includes("openid")) throw fail("invalid_scope", "scope must include openid");
   const allowed = base.client.allowed_scopes;
   if (allowed && !scopes.every((s) => allowed.has(s))) throw fail("invalid_scope", "scope not allowed for this client");
-  const req: AuthorizeRequest = { ...base, scope: [...new Set(scopes)].join(" "), prompt: new Set(scopeList(v.get("prompt") ?? "")) };
+  const req: AuthorizeRequest = { ...base, response_mode: mode, scope: [...new Set(scopes)].join(" "), prompt: new Set(scopeList(v.get("prompt") ?? "")) };
   for (const name of ["state", "nonce", "login_hint", "dpop_jkt"] as const) {
     const value = v.get(name);
     if (value !== undefined) req[name] = value;
@@ -102,7 +107,7 @@ function validateRest(params: Params, base: { client: Client; redirect_uri: stri
 }
 
 /** Issues a code for the request and the authenticated user (stored once the promise resolves). */
-function issueCode(p: Provider, req: AuthorizeRequest, user: { login: string; sub: string; sid?: string }, authTime: number): { code: string; stored: Promise<void> } {
+function issueCode(p: Provider, req: AuthorizeRequest, user: { login: string; sub: string; claims?: LoginClaims; sid?: string }, authTime: number): { code: string; stored: Promise<void> } {
   const now = p.now();
   const code = p.secret();
   const record: CodeRecord = {
@@ -121,16 +126,30 @@ function issueCode(p: Provider, req: AuthorizeRequest, user: { login: string; su
     record.code_challenge_method = req.code_challenge_method!;
   }
   if (req.dpop_jkt !== undefined) record.dpop_jkt = req.dpop_jkt;
+  if (user.claims) record.claims = user.claims;
   if (user.sid !== undefined) record.sid = user.sid;
   return { code, stored: p.put("code", code, record, { pruneAt: record.expires_at }) };
 }
 
-function codeRedirect(c: Context, p: Provider, req: AuthorizeRequest, code: string): Response {
-  return redirectWith(c, req.redirect_uri, { code, state: req.state, iss: p.issuerFor(c.req.url) });
+function codeRedirect(c: Context, p: Provider, req: AuthorizeRequest, code: string): Response | Promise<Response> {
+  return authorizationResponse(c, req.redirect_uri, req.response_mode, { code, state: req.state, iss: p.issuerFor(c.req.url) });
 }
 
-export function errorRedirect(c: Context, p: Provider, redirectUri: string, state: string | undefined, err: AuthorizeRedirectError): Response {
-  return redirectWith(c, redirectUri, { error: err.error, error_description: err.description, state, iss: p.issuerFor(c.req.url) });
+export function errorRedirect(
+  c: Context,
+  p: Provider,
+  redirectUri: string,
+  state: string | undefined,
+  err: AuthorizeRedirectError,
+  mode: ResponseMode = "query",
+): Response | Promise<Response> {
+  return authorizationResponse(c, redirectUri, mode, { error: err.error, error_description: err.description, state, iss: p.issuerFor(c.req.url) });
+}
+
+/** The response mode an error before validation ends goes back in: the one asked for, if valid. */
+function requestedMode(params: Params): ResponseMode {
+  const mode = params.values.get("response_mode");
+  return mode !== undefined && isResponseMode(mode) && !params.duplicates.includes("response_mode") ? mode : "query";
 }
 
 /** Does the session satisfy prompt and max_age, or must the user log in (again)? */
@@ -157,7 +176,7 @@ async function handle(c: Context, p: Provider, params: Params, form: Params | un
   try {
     req = validateRest(params, base);
   } catch (err) {
-    if (err instanceof AuthorizeRedirectError) return errorRedirect(c, p, base.redirect_uri, params.values.get("state"), err);
+    if (err instanceof AuthorizeRedirectError) return errorRedirect(c, p, base.redirect_uri, params.values.get("state"), err, requestedMode(params));
     throw err;
   }
   const showLogin = (status: 200 | 400 | 401, error?: string) =>
@@ -166,11 +185,12 @@ async function handle(c: Context, p: Provider, params: Params, form: Params | un
         action: samePath(c),
         params: hiddenParams(params),
         loginHint: form?.values.get("login") ?? req.login_hint,
+        extraClaims: form?.values.get("extra_claims"),
         error,
         scenarios: p.scenarios(),
       }),
       status,
-      { "Cache-Control": "no-store" },
+      PAGE_HEADERS,
     );
 
   if (!form) {
@@ -182,7 +202,7 @@ async function handle(c: Context, p: Provider, params: Params, form: Params | un
       return codeRedirect(c, p, req, code);
     }
     if (req.prompt.has("none")) {
-      return errorRedirect(c, p, req.redirect_uri, req.state, new AuthorizeRedirectError("login_required", "no IdP session satisfies the request"));
+      return errorRedirect(c, p, req.redirect_uri, req.state, new AuthorizeRedirectError("login_required", "no IdP session satisfies the request"), req.response_mode);
     }
     return showLogin(200);
   }
@@ -191,19 +211,28 @@ async function handle(c: Context, p: Provider, params: Params, form: Params | un
   const typed = (form.values.get("quick_login") ?? form.values.get("login") ?? "").trim();
   if (typed === "") return showLogin(400, "enter a login");
   if (typed.length > 256) return showLogin(400, "login is too long");
+  let claims: LoginClaims | undefined;
+  try {
+    claims = parseLoginClaims(form.values.get("extra_claims") ?? "");
+  } catch (err) {
+    if (err instanceof LoginClaimsError) return showLogin(400, err.message);
+    throw err;
+  }
   const user: User = await p.resolveUser(typed);
+  if (claims) user.claims = claims;
   if (user.password !== undefined && !constantTimeEqual(form.values.get("password") ?? "", user.password)) {
     return showLogin(401, "invalid login or password");
   }
   const failure = user.scenario?.effects.authorize;
   if (failure) {
-    return errorRedirect(c, p, req.redirect_uri, req.state, new AuthorizeRedirectError(failure, `scenario ${user.login}`));
+    return errorRedirect(c, p, req.redirect_uri, req.state, new AuthorizeRedirectError(failure, `scenario ${user.login}`), req.response_mode);
   }
   const now = p.now();
   // A new login replaces this browser's previous session.
   const previous = await currentSession(c, p);
   const sessionId = p.secret();
   const session: SessionRecord = { login: user.login, sub: user.sub, auth_time: now, expires_at: now + LIFETIME_MS.session, sid: p.secret() };
+  if (claims) session.claims = claims;
   const { code, stored } = issueCode(p, req, { ...user, sid: session.sid }, now);
   // One commit for the three writes: they are queued in the same turn.
   await Promise.all([

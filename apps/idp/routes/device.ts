@@ -12,7 +12,7 @@ import { DEVICE_INTERVAL_S, EXPIRED_GRANT_GRACE_MS, LIFETIME_MS, type DeviceGran
 import { generateUserCode, normalizeUserCode } from "../domain/user-code.ts";
 import { devicePage, deviceResultPage } from "../pages/device.ts";
 import { DEVICE_CODE_GRANT } from "./discovery.ts";
-import { NO_STORE, currentSession, endpoints, readForm, readOAuthForm, samePath } from "./http.ts";
+import { NO_STORE, PAGE_HEADERS, currentSession, endpoints, readForm, readOAuthForm, samePath } from "./http.ts";
 import { authenticate } from "./token.ts";
 
 const INVALID_CODE = "invalid or expired code";
@@ -56,6 +56,7 @@ async function decideGrant(p: Provider, deviceCode: string, decision: Partial<De
 }
 
 async function decide(c: Context, p: Provider): Promise<Response> {
+  for (const [name, value] of Object.entries(PAGE_HEADERS)) c.header(name, value);
   const form = await readForm(c);
   if (!form) return c.html(deviceResultPage("the form must be sent as application/x-www-form-urlencoded"), 400);
   const v = form.values;
@@ -107,7 +108,7 @@ export function registerDevice(app: Hono, p: Provider): void {
     const typed = c.req.query("user_code");
     const userCode = typed === undefined ? undefined : (normalizeUserCode(typed) ?? typed);
     const login = (await currentSession(c, p))?.session.login;
-    return c.html(devicePage({ action: samePath(c), userCode, login }), 200, { "Cache-Control": "no-store" });
+    return c.html(devicePage({ action: samePath(c), userCode, login }), 200, PAGE_HEADERS);
   });
 
   app.post("/device", (c) => decide(c, p));

@@ -5,7 +5,9 @@ import { DPOP_ALGS } from "../../../lib/oauth/dpop.ts";
 import { PKCE_METHODS } from "../domain/pkce.ts";
 import type { Provider } from "../domain/provider.ts";
 import type { JwksMode } from "../domain/records.ts";
+import { corsHeaders } from "./cors.ts";
 import { endpoints } from "./http.ts";
+import { RESPONSE_MODES } from "./response-mode.ts";
 
 export const DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 /** RFC 8693 (token-exchange.ts). */
@@ -20,7 +22,7 @@ export function discoveryDocument(issuer: string): Record<string, unknown> {
     issuer,
     ...urls,
     response_types_supported: ["code"],
-    response_modes_supported: ["query"],
+    response_modes_supported: RESPONSE_MODES,
     grant_types_supported: GRANT_TYPES,
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: ["RS256"],
@@ -45,6 +47,8 @@ export function discoveryDocument(issuer: string): Record<string, unknown> {
 const JSON_TYPE = { "Content-Type": "application/json" };
 
 export function registerDiscovery(app: Hono, p: Provider): void {
+  // CORS headers from the handlers themselves (routes/cors.ts says why).
+  const headers = corsHeaders(p, JSON_TYPE);
   // One body per issuer (there is one unless the issuer follows the request origin).
   const bodies = new Map<string, string>();
   app.get("/.well-known/openid-configuration", (c) => {
@@ -55,7 +59,7 @@ export function registerDiscovery(app: Hono, p: Provider): void {
       body = JSON.stringify(discoveryDocument(issuer));
       bodies.set(issuer, body);
     }
-    return c.body(body, 200, JSON_TYPE);
+    return c.body(body, 200, headers(c));
   });
 
   // Normal mode once the keys are loaded, the case a relying party's key fetch hits: answered
@@ -64,16 +68,16 @@ export function registerDiscovery(app: Hono, p: Provider): void {
   app.get("/jwks", (c): Response | Promise<Response> => {
     const mode = p.jwksMode();
     const keys = mode === "normal" ? p.loadedKeys() : undefined;
-    if (keys) return c.body(keys.jwksBody, 200, JSON_TYPE);
-    return jwksOtherModes(c, p, mode);
+    if (keys) return c.body(keys.jwksBody, 200, headers(c));
+    return jwksOtherModes(c, p, mode, headers(c));
   });
 }
 
 /** The debug modes, and normal mode while the keys are still being loaded or generated. */
-async function jwksOtherModes(c: Context, p: Provider, mode: JwksMode): Promise<Response> {
-  if (mode === "500") return c.json({ error: "server_error", error_description: "key endpoint failure (debug mode 500)" }, 500);
-  if (mode === "empty") return c.body('{"keys":[]}', 200, JSON_TYPE);
+async function jwksOtherModes(c: Context, p: Provider, mode: JwksMode, headers: Record<string, string>): Promise<Response> {
+  if (mode === "500") return c.json({ error: "server_error", error_description: "key endpoint failure (debug mode 500)" }, 500, headers);
+  if (mode === "empty") return c.body('{"keys":[]}', 200, headers);
   if (mode === "slow") await p.options.sleep(p.options.jwksSlowMs);
   const keys = await p.keys();
-  return c.body(keys.jwksBody, 200, JSON_TYPE);
+  return c.body(keys.jwksBody, 200, headers);
 }

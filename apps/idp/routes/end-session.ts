@@ -5,13 +5,14 @@
  */
 import type { Context, Hono } from "hono";
 import { deleteCookie } from "hono/cookie";
+import { postLogoutUriAllowed } from "../domain/clients.ts";
 import { endSessions } from "../domain/backchannel.ts";
 import { PageError } from "../domain/errors.ts";
 import type { Provider } from "../domain/provider.ts";
 import { loadJose } from "../../../lib/oauth/jose.ts";
 import type { SessionRecord } from "../domain/records.ts";
 import { messagePage } from "../pages/layout.ts";
-import { currentSession, readForm, redirectWith, toParams, type Params } from "./http.ts";
+import { PAGE_HEADERS, currentSession, readForm, redirectWith, toParams, type Params } from "./http.ts";
 
 async function hintSubject(hint: string): Promise<string> {
   const { decodeJwt } = await loadJose();
@@ -29,12 +30,12 @@ function checkPostLogoutUri(p: Provider, uri: string, clientId: string | undefin
   if (clientId !== undefined) {
     const client = p.clients.get(clientId);
     if (!client) throw new PageError(400, "Invalid logout request", `client "${clientId}" is not registered`);
-    if (!client.post_logout_redirect_uris.has(uri)) {
+    if (!postLogoutUriAllowed(client, uri)) {
       throw new PageError(400, "Invalid logout request", `post_logout_redirect_uri is not registered for client "${clientId}"`);
     }
     return;
   }
-  for (const client of p.clients.values()) if (client.post_logout_redirect_uris.has(uri)) return;
+  for (const client of p.clients.values()) if (postLogoutUriAllowed(client, uri)) return;
   throw new PageError(400, "Invalid logout request", "post_logout_redirect_uri is not registered for any client");
 }
 
@@ -53,7 +54,7 @@ async function endSession(c: Context, p: Provider, params: Params): Promise<Resp
   // Sessions are grouped by subject; clients with a back-channel logout URI hear of each.
   await endSessions(p, own ? [own] : [], sub);
   if (target !== undefined) return redirectWith(c, target, { state: v.get("state") });
-  return c.html(messagePage("Logged out", "You are logged out of the identity provider.", "logged-out"), 200, { "Cache-Control": "no-store" });
+  return c.html(messagePage("Logged out", "You are logged out of the identity provider.", "logged-out"), 200, PAGE_HEADERS);
 }
 
 export function registerEndSession(app: Hono, p: Provider): void {

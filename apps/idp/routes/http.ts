@@ -6,6 +6,8 @@ import type { Provider } from "../domain/provider.ts";
 import type { SessionRecord } from "../domain/records.ts";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
+/** Headers of the provider's own pages (login, device, messages): never cached, never framed. */
+export const PAGE_HEADERS = { "Cache-Control": "no-store", "Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY" } as const;
 /** The configured issuer's session cookie (an issuer by path has its own: Provider.sessionCookie). */
 export const SESSION_COOKIE = "idp_session";
 

@@ -4,7 +4,7 @@
  */
 import type { Context, Hono } from "hono";
 import { allowsGrant, authenticateClient, readClientCredentials, type Client } from "../domain/clients.ts";
-import type { User } from "../domain/claims.ts";
+import type { LoginClaims, User } from "../domain/claims.ts";
 import { DpopError, type VerifiedProof } from "../../../lib/oauth/dpop.ts";
 import { OAuthError } from "../domain/errors.ts";
 import { issueTokens, revokeGrant, scopeList, type TokenResponse } from "../domain/issue.ts";
@@ -49,8 +49,10 @@ async function applyTokenScenario(p: Provider, user: User): Promise<void> {
   if (effect === "slow") await p.options.sleep(p.options.tokenSlowMs);
 }
 
-async function userFor(p: Provider, login: string, sub: string): Promise<User> {
-  return { ...(await p.resolveUser(login)), sub };
+async function userFor(p: Provider, login: string, sub: string, claims?: LoginClaims): Promise<User> {
+  const user: User = { ...(await p.resolveUser(login)), sub };
+  if (claims) user.claims = claims;
+  return user;
 }
 
 async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
@@ -77,7 +79,7 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
   if (record.dpop_jkt !== undefined && g.proof?.jkt !== record.dpop_jkt) {
     throw new OAuthError("invalid_dpop_proof", "a DPoP proof of the key named by dpop_jkt is required");
   }
-  const user = await userFor(p, record.login, record.sub);
+  const user = await userFor(p, record.login, record.sub, record.claims);
   await applyTokenScenario(p, user);
   // Spend the code: of concurrent redemptions (here or at another instance) one takes it.
   if (!(await p.state.take("code", code, record))) throw invalidGrant("authorization code is unknown or expired");
@@ -116,7 +118,7 @@ async function refreshToken(g: GrantContext): Promise<TokenResponse> {
     if (!narrowed.includes("offline_access")) narrowed.push("offline_access");
     scope = [...new Set(narrowed)].join(" ");
   }
-  const user = await userFor(p, record.login, record.sub);
+  const user = await userFor(p, record.login, record.sub, record.claims);
   await applyTokenScenario(p, user);
   // Rotation: of concurrent uses (here or at another instance) one takes the token.
   if (!(await p.state.take("refresh_token", token, record))) throw invalidGrant("refresh token is unknown, expired or already used");

@@ -44,7 +44,7 @@ async function userinfo(c: Context, p: Provider): Promise<Response> {
     return unauthorized(c, "Bearer", "invalid_token", "the access token is not DPoP-bound: use the Bearer scheme");
   }
   if (record.login === undefined) return unauthorized(c, scheme, "invalid_token", "the access token has no user (client_credentials)");
-  const user = { ...(await p.resolveUser(record.login)), sub: record.sub };
+  const user = { ...(await p.resolveUser(record.login)), sub: record.sub, claims: record.claims };
   const effect = user.scenario?.effects.userinfo;
   if (effect === "401") return unauthorized(c, scheme, "invalid_token", `scenario ${user.login}`);
   if (effect === "500") return c.json({ error: "server_error", error_description: `scenario ${user.login}` }, 500, NO_STORE);
