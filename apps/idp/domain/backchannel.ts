@@ -69,19 +69,21 @@ export async function endSessions(p: Provider, known: { id: string; session: Ses
   await notifySessions(p, sessions.flatMap((s) => (s.sid === undefined ? [] : [s.sid])));
 }
 
-/** Ends every session of one subject at this issuer (the debug interface), notifying clients. Returns how many ended. */
+/** Ends every session of one subject at this issuer (the debug interface), notifying clients. Returns how many live ones ended. */
 export async function endSubjectSessions(p: Provider, sub: string): Promise<number> {
-  const count = (await p.state.groupEntries<SessionRecord>("session", sub)).length;
+  const now = p.now();
+  const count = (await p.state.groupEntries<SessionRecord>("session", sub)).filter(([, s]) => s.expires_at > now).length;
   await endSessions(p, [], sub);
   return count;
 }
 
-/** Ends every session of this issuer (the debug interface), notifying clients. Returns how many ended. */
+/** Ends every session of this issuer (the debug interface), notifying clients. Returns how many live ones ended. */
 export async function endAllSessions(p: Provider): Promise<number> {
   const sessions = await p.state.entries<SessionRecord>("session");
   await Promise.all(sessions.map(([id]) => p.state.delete("session", id)));
   await notifySessions(p, sessions.flatMap(([, s]) => (s.sid === undefined ? [] : [s.sid])));
-  return sessions.length;
+  const now = p.now();
+  return sessions.filter(([, s]) => s.expires_at > now).length;
 }
 
 /**
