@@ -14,6 +14,8 @@ export interface ServeEnv {
   requestId?: string;
   /** Set by the route host for a handler it mounted: the prefix it is mounted at ("/idp"). */
   mountPrefix?: string;
+  /** Set with `mountPrefix`: whether the prefix was removed from the path the handler gets. */
+  mountStripped?: boolean;
 }
 
 export type FetchHandler = (request: Request, env: ServeEnv) => Response | Promise<Response>;

@@ -21,7 +21,7 @@ import type { Logger } from "../../lib/log.ts";
 import type { FetchHandler, ServeEnv } from "../../lib/runtime.ts";
 import type { HostValue } from "../../lib/sandbox/index.ts";
 import { compileRoutePlan, rawBelow, routingPath, underPrefix, type RoutePattern, type RoutePlan, type RoutePlanInput } from "./plan.ts";
-import { cookieMap, readBody, RequestBodyError, scriptRequest, type ScriptRequest } from "./request.ts";
+import { boundedBody, cookieMap, readBody, RequestBodyError, scriptRequest, type ScriptRequest } from "./request.ts";
 import { ResponseRuleError, toWebResponse, type Renderer } from "./response.ts";
 import type { ScriptRuntime } from "./script/runtime.ts";
 import { staticDirectory, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptNatives } from "./script/script-sandbox.ts";
@@ -527,6 +527,38 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
 
   // ---- fetch ---------------------------------------------------------------------------------------
 
+  /**
+   * A mounted app gets the request with the path it is matched on (stripped or not), and a body
+   * bounded by the host's limit like every other route's: past it the host answers 413, whatever
+   * the app made of its cut-off body.
+   */
+  async function forwardToMount(m: Extract<MountEntry, { kind: "mount" }>, request: Request, url: URL, rest: string, env: ServeEnv & { requestId: string }): Promise<Response> {
+    const target = new URL(url);
+    if (m.stripPrefix) target.pathname = rest === "" ? "/" : rest;
+    // The method first: on @hono/node-server, touching `body` builds a full Request (costly).
+    const reads = request.method !== "GET" && request.method !== "HEAD";
+    let bounded: ReturnType<typeof boundedBody> | undefined;
+    try {
+      bounded = reads ? boundedBody(request, maxBodyBytes) : undefined;
+    } catch (err) {
+      if (err instanceof RequestBodyError) return errorResponse(err.status, err.code, err.message, { connection: "close" });
+      throw err;
+    }
+    const same = target.href === request.url && (!bounded || bounded.body === request.body);
+    const forwarded = same ? request : new Request(target, { method: request.method, headers: request.headers, body: bounded?.body ?? null, redirect: request.redirect, signal: request.signal, duplex: "half" } as RequestInit);
+    let response: Response | undefined;
+    try {
+      response = await m.handler(forwarded, env);
+    } catch (err) {
+      if (!bounded?.exceeded()) throw err;
+    }
+    if (bounded?.exceeded()) {
+      await response?.body?.cancel().catch(() => {});
+      return errorResponse(413, "BODY_TOO_LARGE", `the request body is larger than ${maxBodyBytes} bytes`, { connection: "close" });
+    }
+    return response!;
+  }
+
   async function fetchRoute(request: Request, env: ServeEnv | undefined): Promise<Response> {
     const url = new URL(request.url);
     const path = url.pathname;
@@ -541,14 +573,7 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
       if (!underPrefix(routed, m.prefix) || m.excludePrefixes.some((p) => underPrefix(routed, p))) continue;
       const rest = rawBelow(path, m.prefix);
       if (m.kind === "static") return serveStatic(m.dir, request, rest);
-      if (!m.stripPrefix) {
-        const forwarded = request.url === url.href ? request : new Request(url, { method: request.method, headers: request.headers, body: request.body, redirect: request.redirect, signal: request.signal, duplex: "half" } as RequestInit);
-        return m.handler(forwarded, { ...env, requestId, mountPrefix: m.prefix });
-      }
-      const inner = new URL(url);
-      inner.pathname = rest === "" ? "/" : rest;
-      const forwarded = new Request(inner, { method: request.method, headers: request.headers, body: request.body, redirect: request.redirect, signal: request.signal, duplex: "half" } as RequestInit);
-      return m.handler(forwarded, { ...env, requestId, mountPrefix: m.prefix });
+      return forwardToMount(m, request, url, rest, { ...env, requestId, mountPrefix: m.prefix, mountStripped: m.stripPrefix });
     }
 
     const routePath = routed.length > 1 ? routed.replace(/\/+$/, "") || "/" : routed;

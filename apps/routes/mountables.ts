@@ -11,6 +11,7 @@ import { openSqlStore } from "../../lib/db/open.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { FetchHandler, HostRuntime } from "../../lib/runtime.ts";
 import { webUi, type SessionsHost } from "../sessions/cli.ts";
+import { withoutIssuerAlias } from "./issuer-alias.ts";
 
 export interface IdpMountOptions {
   logger?: Logger;
@@ -29,12 +30,13 @@ export function idpMountable(options: IdpMountOptions = {}): FetchHandler {
     const app = createApp({ ...fromEnv, issuer: `{origin}${prefix === "/" ? "" : prefix}`, logger: options.logger, accessLog: false });
     return { fetch: (request: Request, env: Parameters<FetchHandler>[1]) => app.fetch(request, env) };
   };
-  return async (request, env) => {
+  // Its issuer is `<origin><prefix>`: the issuer's path is the mount's prefix.
+  return withoutIssuerAlias(async (request, env) => {
     const prefix = env.mountPrefix ?? "/";
     let app = apps.get(prefix);
     if (!app) apps.set(prefix, (app = build(prefix)));
     return (await app).fetch(request, env);
-  };
+  }, (env) => env.mountPrefix ?? "/");
 }
 
 export interface SessionsMount {

@@ -24,7 +24,7 @@ export interface ScriptRequest {
   rawBody: string;
 }
 
-export type BodyErrorCode = "INVALID_JSON" | "JSON_TOO_DEEP" | "INVALID_FORM" | "BODY_TOO_LARGE";
+export type BodyErrorCode = "INVALID_JSON" | "JSON_TOO_DEEP" | "INVALID_FORM" | "BODY_UNREADABLE" | "BODY_TOO_LARGE";
 
 export class RequestBodyError extends Error {
   readonly code: BodyErrorCode;
@@ -40,9 +40,17 @@ export class RequestBodyError extends Error {
 /** Repeated keys become lists, in order. */
 export function multiMap<V>(pairs: Iterable<[string, V]>): Record<string, V | V[]> {
   const out: Record<string, V | V[]> = Object.create(null);
+  // Lists grow in place: a key repeated n times costs n, not n² (a 1 MiB form of `a=&a=&...`).
+  const lists = new Set<V[]>();
   for (const [k, v] of pairs) {
     const had = out[k];
-    out[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
+    if (had === undefined) out[k] = v;
+    else if (lists.has(had as V[])) (had as V[]).push(v);
+    else {
+      const list = [had as V, v];
+      lists.add(list);
+      out[k] = list;
+    }
   }
   return { ...out };
 }
@@ -64,39 +72,91 @@ const MULTIPART_TYPE = /^multipart\/form-data\b/i;
 
 const tooLarge = (maxBytes: number) => new RequestBodyError("BODY_TOO_LARGE", `the request body is larger than ${maxBytes} bytes`);
 
+/** Most pieces a streamed body may come in: each piece costs the runtime far more than its
+ * bytes, so 1 MiB in one-byte chunks would cost hundreds of MB and seconds of CPU. */
+export const maxBodyPieces = (maxBytes: number) => Math.max(16_384, Math.ceil(maxBytes / 64));
+
+/** Whether a request's body is judged by its declared length (the server then reads exactly that
+ * many bytes) rather than counted as it streams. */
+const declaredLength = (request: Request): number | undefined => {
+  const declared = request.headers.get("content-length");
+  return declared !== null && !request.headers.has("transfer-encoding") ? Number(declared) : undefined;
+};
+
 /**
  * The body's bytes, never more than `maxBytes` in memory. A declared Content-Length is judged
- * before anything is read (the server reads exactly that many bytes, and on Node reading them in
- * one piece is cheapest); a body without one is counted while it streams and abandoned at the
- * limit, so a chunked upload of any size costs at most `maxBytes`.
+ * before anything is read (on Node reading the body in one piece is cheapest); a body without
+ * one is counted while it streams, copied into one buffer, and abandoned at the limit (of bytes,
+ * or of pieces: `maxBodyPieces`), so a chunked upload of any size or shape costs at most about
+ * `maxBytes`.
  */
 export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && !request.headers.has("transfer-encoding")) {
-    if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
-    return new Uint8Array(await request.arrayBuffer());
+  const declared = declaredLength(request);
+  if (declared !== undefined) {
+    if (declared > maxBytes) throw tooLarge(maxBytes);
+    try {
+      return new Uint8Array(await request.arrayBuffer());
+    } catch (err) {
+      throw new RequestBodyError("BODY_UNREADABLE", `the request body could not be read: ${(err as Error).message}`);
+    }
   }
   const reader = request.body!.getReader();
-  const chunks: Uint8Array[] = [];
+  const maxPieces = maxBodyPieces(maxBytes);
+  let buffer = new Uint8Array(Math.min(64 * 1024, maxBytes + 1));
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
+  for (let pieces = 1; ; pieces++) {
+    let read: ReadableStreamReadResult<Uint8Array>;
+    try {
+      read = await reader.read();
+    } catch (err) {
+      // The client went away or broke the framing: its fault, not the host's.
+      throw new RequestBodyError("BODY_UNREADABLE", `the request body could not be read: ${(err as Error).message}`);
+    }
+    const { done, value } = read;
     if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
+    if (total + value.byteLength > maxBytes || pieces > maxPieces) {
       reader.cancel().catch(() => {});
+      if (pieces > maxPieces) throw new RequestBodyError("BODY_TOO_LARGE", `the request body came in more than ${maxPieces} pieces`);
       throw tooLarge(maxBytes);
     }
-    chunks.push(value);
+    if (total + value.byteLength > buffer.byteLength) {
+      const grown = new Uint8Array(Math.min(maxBytes, Math.max(buffer.byteLength * 2, total + value.byteLength)));
+      grown.set(buffer.subarray(0, total));
+      buffer = grown;
+    }
+    buffer.set(value, total);
+    total += value.byteLength;
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
-  }
-  return bytes;
+  return buffer.subarray(0, total);
+}
+
+/**
+ * A body to forward to a mounted app, bounded like `readBodyBytes`: a declared length over the
+ * limit is refused at once (RequestBodyError); a streamed body is counted as the app reads it and
+ * errors past the limit, and `exceeded()` then tells the host to answer 413 whatever the app said.
+ */
+export function boundedBody(request: Request, maxBytes: number): { body: ReadableStream<Uint8Array> | null; exceeded(): boolean } {
+  const declared = declaredLength(request);
+  if (declared !== undefined && declared > maxBytes) throw tooLarge(maxBytes);
+  if (request.body === null || declared !== undefined) return { body: request.body, exceeded: () => false };
+  const maxPieces = maxBodyPieces(maxBytes);
+  let total = 0;
+  let pieces = 0;
+  let over = false;
+  const counted = request.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        total += chunk.byteLength;
+        if (total > maxBytes || ++pieces > maxPieces) {
+          over = true;
+          controller.error(tooLarge(maxBytes));
+          return;
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  return { body: counted, exceeded: () => over };
 }
 
 /** A file of a multipart/form-data body as the handler sees it: its content as text when it is

@@ -1,8 +1,8 @@
 /**
  * From what a handler produced to a web Response: the result rules of decisions.md were applied in
  * the sandbox (httpmod-source.ts); here the host checks what it is about to put on the wire.
- * A status outside 200-599, a header name or value that could split the response (CR, LF,
- * NUL, or a name that is not an HTTP token), or a header that frames the message is refused: the
+ * A status outside 200-599, a header name or value that could split or break the response (a
+ * control character or a character past U+00FF in a value, a name that is not an HTTP token), or a header that frames the message is refused: the
  * request becomes a 500, and the bad header never reaches the wire. The host owns framing
  * (RFC 9112 §6): a script's `content-length` or `transfer-encoding` beside the body the host
  * sends would desynchronise a keep-alive connection.
@@ -22,7 +22,10 @@ export class ResponseRuleError extends Error {
 }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const UNSAFE_VALUE = /[\r\n\0]/;
+/** A field value is visible ASCII, space, tab and obs-text (RFC 9110 §5.5): any other control
+ * character (CR, LF and NUL split responses; the rest make runtimes throw mid-response), or a
+ * character past U+00FF (not a byte), is refused. */
+const UNSAFE_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 const NO_BODY = new Set([101, 204, 205, 304]);
 /** Headers only the host may set: message framing and hop-by-hop fields (RFC 9110 §7.6.1). */
 const FRAMING = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer"]);
@@ -35,7 +38,7 @@ export function isFramingHeader(name: string): boolean {
 export function checkHeader(name: string, value: string): void {
   if (!TOKEN.test(name)) throw new ResponseRuleError(`header name ${JSON.stringify(name)} is not an HTTP token`);
   if (isFramingHeader(name)) throw new ResponseRuleError(`header ${name} frames the message: only the host sets it`);
-  if (UNSAFE_VALUE.test(value)) throw new ResponseRuleError(`header ${name} has a CR, LF or NUL in its value`);
+  if (UNSAFE_VALUE.test(value)) throw new ResponseRuleError(`header ${name} has a control character (CR, LF, NUL, ...) or a character past U+00FF in its value`);
 }
 
 export async function toWebResponse(r: ScriptResponse, method: string, renderer: Renderer | undefined): Promise<Response> {

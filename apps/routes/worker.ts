@@ -41,6 +41,7 @@ import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import idpWorker from "../idp/worker.ts";
 import sessionsWorker from "../sessions/worker.ts";
 import { logAuditSink } from "./audit-log.ts";
+import { withoutIssuerAlias } from "./issuer-alias.ts";
 import { renderValue } from "./render.ts";
 import { readPolicy } from "./auth/policy.ts";
 import { hostSecurity, issuerFor, sessionSecretFor } from "./security.ts";
@@ -67,6 +68,8 @@ export interface RoutesWorkerEnv {
   /** This Worker's own identity provider and session service (wrangler.toml [env.routes]). */
   IDP?: DurableObjectNamespace;
   SESSIONS?: DurableObjectNamespace;
+  /** The issuer of the provider in IDP, "{origin}/idp" in wrangler.toml. */
+  IDP_ISSUER?: string;
   ROUTES_ISSUER?: string;
   ROUTES_AUDIENCE?: string;
   /** Browser sign-in's client (default public-spa) and its secret. */
@@ -186,7 +189,7 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
     },
     services: storeServices(store),
     mountables: {
-      idp: { handler: product("idp", env.IDP_SERVICE, env.IDP ? (r, e) => idpWorker.fetch(r, e as never) : undefined, env) },
+      idp: { handler: withoutIssuerAlias(product("idp", env.IDP_SERVICE, env.IDP ? (r, e) => idpWorker.fetch(r, e as never) : undefined, env), () => new URL((env.IDP_ISSUER ?? "").replace("{origin}", origin) || origin).pathname) },
       sessions: { handler: product("sessions", env.SESSIONS_SERVICE, env.SESSIONS ? (r, e) => sessionsHere(r, e) : undefined, env) },
     },
     runtime: (natives, hostCalls) => inProcessScriptRuntime(engine, { natives, hostCalls, limits }),

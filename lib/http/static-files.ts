@@ -57,7 +57,8 @@ export async function serveStatic(dir: StaticDirectory, request: Request, rest: 
       if (rest !== "" && !rest.endsWith("/")) {
         // As a web server does: the directory's own URL ends in "/", so relative links work.
         const url = new URL(request.url);
-        return new Response(null, { status: 301, headers: { location: `${url.pathname}/${url.search}` } });
+        // One leading slash: `//x/` would send the browser to the host named x.
+        return new Response(null, { status: 301, headers: { location: `${url.pathname.replace(/^\/+/, "/")}/${url.search}` } });
       }
       rel = rel === "" ? "index.html" : `${rel.replace(/\/+$/, "")}/index.html`;
     }

@@ -194,6 +194,13 @@ describe("failures", () => {
     expect(await (await get("/text")).text()).toBe("PLAIN!");
   });
 
+  it.each([1, 11, 127, 256, 0x2028])("never puts a header value with character %i on the wire: a clean 500", async (code) => {
+    const res = await get(`/ctl/${code}`);
+    expect(res.status).toBe(500);
+    expect(res.headers.get("x-test")).toBeNull();
+    expect(await res.json()).toEqual({ error: { code: "HANDLER_FAILED", message: "internal error" } });
+  });
+
   it("never puts a header with CR or LF on the wire", async () => {
     const res = await get("/inject");
     expect(res.status).toBe(500);
@@ -221,7 +228,7 @@ function rawRequest(path: string, init: { method?: string; headers?: Record<stri
  * browsers do, so an answer that comes early is read. Stops writing once an answer has come; no
  * answer at all is status 0 (see below).
  */
-function chunkedUpload(path: string, contentType: string, limit: number): Promise<{ status: number; body: string; sent: number }> {
+function chunkedUpload(path: string, contentType: string, limit: number, chunkSize = 65536): Promise<{ status: number; body: string; sent: number }> {
   return new Promise((resolve, reject) => {
     const socket = connect(host.port, "127.0.0.1");
     let received = "";
@@ -230,25 +237,43 @@ function chunkedUpload(path: string, contentType: string, limit: number): Promis
     const answered = () => answer !== undefined;
     socket.on("data", (d) => {
       received += d.toString("latin1");
-      const m = /^HTTP\/1\.1 (\d{3})[^]*?content-length: *(\d+)[^]*?\r\n\r\n([^]*)$/i.exec(received);
-      if (m && m[3]!.length >= Number(m[2])) {
-        answer = { status: Number(m[1]), body: m[3]!.slice(0, Number(m[2])) };
-        socket.destroy();
-      }
+      const head = /^HTTP\/1\.1 (\d{3})([^]*?)\r\n\r\n([^]*)$/.exec(received);
+      if (!head) return;
+      const length = /\r\ncontent-length: *(\d+)/i.exec(head[2]!);
+      if (length && head[3]!.length >= Number(length[1])) answer = { status: Number(head[1]), body: head[3]!.slice(0, Number(length[1])) };
+      // A chunked answer: its chunks joined once the last one has come.
+      else if (!length && head[3]!.endsWith("0\r\n\r\n")) answer = { status: Number(head[1]), body: head[3]!.replace(/(?:^|\r\n)[0-9a-f]+\r\n/gi, "") };
+      if (answer) socket.destroy();
     });
     socket.on("error", () => {}); // the reset after the answer
+    // A runtime that neither answers nor reads on (workerd's proxy, at times) ends as "no answer".
+    const giveUp = setTimeout(() => socket.destroy(), 10_000);
+    socket.on("close", () => clearTimeout(giveUp));
     socket.on("close", () => resolve({ ...(answer ?? { status: 0, body: "" }), sent }));
     socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${contentType}\r\nTransfer-Encoding: chunked\r\n\r\n`);
-    const chunk = Buffer.concat([Buffer.from("10000\r\n"), Buffer.alloc(65536, 120), Buffer.from("\r\n")]);
+    const chunk = Buffer.concat([Buffer.from(`${chunkSize.toString(16)}\r\n`), Buffer.alloc(chunkSize, 120), Buffer.from("\r\n")]);
     const pump = () => {
       while (!answered() && !socket.destroyed && sent < limit) {
-        sent += 65536;
+        sent += chunkSize;
         if (!socket.write(chunk)) return void socket.once("drain", pump);
       }
-      if (!socket.destroyed) socket.end(answered() ? "" : "0\r\n\r\n");
+      // The last chunk, without closing our side: a runtime may drop a body whose client half-closed.
+      if (!socket.destroyed && !answered()) socket.write("0\r\n\r\n");
     };
     pump();
   });
+}
+
+/**
+ * `chunkedUpload`, sent again (up to twice) when wrangler dev answered in the Worker's stead that
+ * it "restarted mid-request" (it reloads the Worker when its build output changes, and does not
+ * retry a POST). The host's own answers are never retried.
+ */
+async function upload(...args: Parameters<typeof chunkedUpload>): ReturnType<typeof chunkedUpload> {
+  for (let attempt = 1; ; attempt++) {
+    const res = await chunkedUpload(...args);
+    if (attempt === 3 || res.status !== 503 || !res.body.includes("restarted mid-request")) return res;
+  }
 }
 
 describe("what a script cannot do to the wire, and what a request cannot do to the host", () => {
@@ -277,10 +302,7 @@ describe("what a script cannot do to the wire, and what a request cannot do to t
     const answers = process.env.TEST_RUNTIME === "workerd" ? [413, 0] : [413];
     for (const [path, type] of [["/echo/1", "text/plain"], ["/notes", "application/json"]] as const) {
       // Up to 256 MiB: the host must stop reading long before the client runs out.
-      let res = await chunkedUpload(path, type, 256 * 1024 * 1024);
-      // wrangler dev may reload the Worker once soon after it starts (its build output changed);
-      // a POST caught by that is answered 503 and not retried by wrangler: send it again.
-      if (res.status === 503 && res.body.includes("restarted mid-request")) res = await chunkedUpload(path, type, 256 * 1024 * 1024);
+      const res = await upload(path, type, 256 * 1024 * 1024);
       expect(answers, res.body).toContain(res.status);
       if (res.status === 413) expect(JSON.parse(res.body).error.code).toBe("BODY_TOO_LARGE");
       expect(res.sent).toBeLessThan(64 * 1024 * 1024);
@@ -292,6 +314,38 @@ describe("what a script cannot do to the wire, and what a request cannot do to t
     const within = await get("/echo/1", { method: "POST", headers: { "content-type": "text/plain" }, body: new Blob(["y".repeat(8192)]).stream(), duplex: "half" } as RequestInit);
     expect(within.status).toBe(200);
     expect((await within.json()).rawBody).toHaveLength(8192);
+  });
+
+  // On workerd the runtime joins small chunks before the Worker sees them, and its dev proxy
+  // forwards 20,000 one-byte chunks too slowly for a test; Node is where a piece costs the host.
+  it.skipIf(process.env.TEST_RUNTIME === "workerd")("refuses a body in too many pieces (1-byte chunks) before it costs the host more than its size", async () => {
+    // 20,000 one-byte chunks: within 1 MiB, but past the 16,384 pieces a body may come in.
+    const res = await upload("/echo/1", "text/plain", 20_000, 1);
+    // Node hands over each chunk as it came; Deno and workerd may join them before the host sees
+    // them (then the body is an ordinary 20,000 bytes). Never a 500.
+    expect(process.env.TEST_RUNTIME === "node" ? [413] : [413, 200, 0]).toContain(res.status);
+    if (res.status === 413) expect(JSON.parse(res.body).error).toMatchObject({ code: "BODY_TOO_LARGE", message: "the request body came in more than 16384 pieces" });
+    if (res.status === 200) expect(JSON.parse(res.body).rawBody).toBe("x".repeat(20_000));
+    expect(await (await get("/text")).text()).toBe("PLAIN!");
+  });
+
+  it("bounds a body sent to a plain mount the same way: 413, the rest never read", async () => {
+    const declared = await get("/pidp/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `grant_type=x&pad=${"p".repeat(1024 * 1024)}` });
+    expect(declared.status).toBe(413);
+    expect((await declared.json()).error.code).toBe("BODY_TOO_LARGE");
+    const res = await upload("/pidp/token", "application/x-www-form-urlencoded", 256 * 1024 * 1024);
+    expect(process.env.TEST_RUNTIME === "workerd" ? [413, 0] : [413]).toContain(res.status);
+    expect(res.sent).toBeLessThan(64 * 1024 * 1024);
+    // A small body still reaches the provider.
+    const small = await get("/pidp/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "grant_type=nope" });
+    expect(small.status).toBe(400);
+    expect((await small.json()).error).toMatch(/^(invalid_request|unsupported_grant_type)$/);
+  });
+
+  it("parses a form whose key repeats 100,000 times into one list, in linear time", async () => {
+    const res = await get("/echo/1", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a=1&".repeat(100_000) });
+    expect(res.status).toBe(200);
+    expect((await res.json()).body.a).toHaveLength(100_000);
   });
 
   it("refuses JSON nested past 64 levels with 400, before authentication", async () => {
@@ -327,11 +381,15 @@ describe("what a script cannot do to the wire, and what a request cannot do to t
   it("matches a mount and its exclusions on the path the mounted app routes: encoding cannot step around them", async () => {
     expect(await rawRequest("/pidp/healthz")).toMatchObject({ status: 200, body: "ok" });
     expect((await rawRequest("/pidp/debug")).status).toBe(404);
-    for (const path of ["/pidp/%64ebug", "/pidp/de%62ug", "/pidp/%64%65%62%75%67", "/pidp//debug", "/pidp/debug/", "/p%69dp/debug", "/pidp/x/../debug", "/pidp/%2e/debug", "/pidp/x/%2e%2e/debug"]) {
+    for (const path of ["/pidp/pidp/debug", "/pidp/x/debug", "/pidp/idp/debug", "/pidp/x/debug/ui", "/pidp/%64ebug", "/pidp/de%62ug", "/pidp/%64%65%62%75%67", "/pidp//debug", "/pidp/debug/", "/p%69dp/debug", "/pidp/x/../debug", "/pidp/%2e/debug", "/pidp/x/%2e%2e/debug"]) {
       const res = await rawRequest(path);
       expect(res.body, path).not.toContain("counts");
       expect(res.status, path).toBe(404);
     }
+    // A directory's redirect keeps one leading slash (`//static/sub` must not lead to host "static").
+    const dir = await rawRequest("//static/sub");
+    expect(dir.status).toBe(301);
+    expect(dir.headers.location).toBe("/static/sub/");
     // Static mounts too: the same normalised path.
     expect(await rawRequest("/st%61tic/site.css")).toMatchObject({ status: 200, body: "body { color: teal; }\n" });
   });
@@ -520,6 +578,24 @@ describe("browser sign-in (/auth/login, /auth/callback, /auth/logout)", () => {
     await at("/auth/logout", victim);
     expect(victim.get("routes_session")).not.toBe(signedIn);
     expect((await at("/me", new Map([["routes_session", signedIn!]]))).status).toBe(401);
+  });
+
+  it("signs out only on a request from this site: another site's link or form gets a page with a button", async () => {
+    const cookies = new Map<string, string>();
+    await signIn(cookies, "%2F");
+    const signedIn = cookies.get("routes_session");
+    for (const headers of [{ "sec-fetch-site": "cross-site" }, { "sec-fetch-site": "same-site" }]) {
+      const page = await at("/auth/logout", cookies, { headers });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<form method="post" action="/auth/logout">');
+    }
+    const forged = await at("/auth/logout", cookies, { method: "POST", headers: { origin: "https://evil.example" } });
+    expect(forged.status).toBe(200);
+    expect(cookies.get("routes_session")).toBe(signedIn);
+    expect((await at("/me", cookies)).status).toBe(403); // still signed in
+    const mine = await at("/auth/logout", cookies, { method: "POST", headers: { origin: site.baseUrl, "sec-fetch-site": "same-origin" } });
+    expect(mine.status).toBe(302);
+    expect((await at("/me", cookies)).status).toBe(401);
   });
 
   it("keeps signed-in sessions across a restart when the host has a database", async () => {

@@ -147,9 +147,11 @@ describe("opaque tokens and DPoP", () => {
       body: new URLSearchParams({ token: access_token, client_id: CLIENT.client_id, client_secret: CLIENT.client_secret }),
     });
     expect((await rejection(auth, { authorization: `Bearer ${access_token}` })).message).toBe("the token is not active");
-    const elsewhere = createBearerAuthenticator({ issuer: idp.issuer, audience: "some-other-client", introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret }, introspectionCacheMs: 0 });
+    // Introspection answers are cached: the audience must hold on the second use too.
+    const elsewhere = createBearerAuthenticator({ issuer: idp.issuer, audience: "some-other-client", introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret } });
     const { access_token: fresh } = await token(idp);
     expect((await rejection(elsewhere, { authorization: `Bearer ${fresh}` })).message).toBe("the token was not issued for this host (aud)");
+    expect((await rejection(elsewhere, { authorization: `Bearer ${fresh}` })).message).toBe("the token is not active, or not issued for this host");
     const noIntrospection = createBearerAuthenticator({ issuer: idp.issuer, audience: "*" });
     expect((await rejection(noIntrospection, { authorization: `Bearer ${access_token}` })).message).toContain("no introspection configured");
   });

@@ -115,7 +115,7 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
     const key = await sha256Base64url(token);
     const cached = introspected.get(key);
     if (cached && cached.until > now()) {
-      if (!cached.claims) throw invalid("the token is not active");
+      if (!cached.claims) throw invalid("the token is not active, or not issued for this host");
       return cached.claims;
     }
     const res = await doFetch(d.introspectionEndpoint, {
@@ -125,12 +125,12 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
     });
     if (!res.ok) throw new Error(`introspection answered ${res.status}`);
     const body = (await res.json()) as Record<string, unknown>;
-    const active = body.active === true && (typeof body.exp !== "number" || body.exp * 1000 > now());
+    // Only an answer for this host is remembered as valid, so a cached answer needs no recheck.
+    const active = body.active === true && (typeof body.exp !== "number" || body.exp * 1000 > now()) && forThisHost(body);
     const until = Math.min(now() + cacheMs, typeof body.exp === "number" ? body.exp * 1000 : Infinity);
     if (introspected.size > 10_000) introspected.clear();
     introspected.set(key, { claims: active ? body : null, until });
-    if (!active) throw invalid("the token is not active");
-    if (!forThisHost(body)) throw invalid("the token was not issued for this host (aud)");
+    if (!active) throw invalid(body.active === true && !forThisHost(body) ? "the token was not issued for this host (aud)" : "the token is not active");
     return body;
   }
 

@@ -35,7 +35,7 @@ export interface BrowserSignInOptions {
   clientSecret?: string;
   scope?: string;
   /** The host session cookie (the same secret and name the host uses): sign-in and sign-out
-   * issue a fresh one, and the pre-login cookie is signed with the secret. */
+   * issue a fresh one; the pre-login cookie is signed with a key derived from the secret. */
   sessionCookie: SessionCookieOptions;
   /** Where signed-in sessions live (default: memory). */
   store?: SignedInStore;
@@ -94,7 +94,9 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
   const sessionMs = options.sessionMs ?? 8 * 3600_000;
   const metadata = issuerMetadata(options.issuer, { fetch: doFetch });
   const store = options.store ?? memorySignedInStore({ now });
-  const { secret, secure } = options.sessionCookie;
+  const { secure } = options.sessionCookie;
+  // A key of its own for the pre-login cookie, so its value is never taken for a session id.
+  const secret = `${options.sessionCookie.secret}:signin`;
   const hostCookies = sessionCookies(options.sessionCookie);
   const pendingCookie = { path: "/auth", httpOnly: true, sameSite: "Lax", secure } as const;
 
@@ -209,6 +211,13 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
     });
 
     const logout = async (ctx: HostPlannedContext) => {
+      // Sign-out changes state: a request another site started (a link, an image, a form) is
+      // answered with a page whose button signs out, never acted on. Browsers say where a request
+      // comes from (Sec-Fetch-Site, and Origin on a POST); a program that says nothing is trusted.
+      const origin = new URL(ctx.raw.url).origin;
+      const site = ctx.raw.headers.get("sec-fetch-site");
+      const from = ctx.raw.headers.get("origin");
+      if ((site !== null && site !== "same-origin" && site !== "none") || (from !== null && from !== origin)) return confirmLogout();
       const session = ctx.request.session;
       const idToken = session && !session.isNew ? (await store.get(session.id))?.idToken : undefined;
       if (session && !session.isNew) await store.delete(session.id);
@@ -217,12 +226,19 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       const m = await metadata().catch(() => undefined);
       if (!m?.endSessionEndpoint) return redirect("/", cookies);
       const url = new URL(m.endSessionEndpoint);
-      url.search = new URLSearchParams({ client_id: clientId, post_logout_redirect_uri: new URL(ctx.raw.url).origin, ...(idToken ? { id_token_hint: idToken } : {}) }).toString();
+      url.search = new URLSearchParams({ client_id: clientId, post_logout_redirect_uri: origin, ...(idToken ? { id_token_hint: idToken } : {}) }).toString();
       return redirect(url.href, cookies);
     };
     host.registerPlanned({ method: "GET", pattern: "/auth/logout", public: true }, logout);
     host.registerPlanned({ method: "POST", pattern: "/auth/logout", public: true }, logout);
   }
+
+  /** The page a cross-site sign-out request gets: a button that posts from this origin. */
+  const confirmLogout = () =>
+    new Response(
+      `<!doctype html><meta charset="utf-8"><title>Sign out</title><p>Sign out of this site?</p><form method="post" action="/auth/logout"><button type="submit">Sign out</button></form><p><a href="/">Stay signed in</a></p>`,
+      { status: 200, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } },
+    );
 
   return { authenticator, register };
 }
