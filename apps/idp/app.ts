@@ -98,8 +98,10 @@ function errorHandler(logger: Logger) {
   };
 }
 
-/** The provider's routes, mountable at several prefixes. */
-function routes(p: Provider): Hono {
+/** The provider's routes, mountable at several prefixes; `debug: false` for an issuer by path: the debug interface changes the
+ * whole provider, so it is served at the provider's own paths only, never under an alias a mount's
+ * exclusion would not name. */
+function routes(p: Provider, options: { debug?: boolean } = {}): Hono {
   const app = new Hono();
   app.get("/healthz", (c) => c.text("ok"));
   registerCors(app, p); // before the routes it wraps
@@ -110,7 +112,7 @@ function routes(p: Provider): Hono {
   registerUserinfo(app, p);
   registerEndSession(app, p);
   registerIntrospection(app, p);
-  registerDebug(app, p);
+  if (options.debug !== false) registerDebug(app, p);
   return app;
 }
 
@@ -196,7 +198,7 @@ function pathIssuerApp(root: Provider, name: string, logger: Logger): Hono {
   const app = new Hono();
   app.onError(errorHandler(logger));
   app.notFound(notFoundOr405(prefixes));
-  const r = routes(p);
+  const r = routes(p, { debug: false });
   for (const prefix of prefixes) app.route(prefix, r);
   return app;
 }
