@@ -14,7 +14,7 @@ import { withRequestId } from "../../lib/http/request-id.ts";
 import { createLogger, errorFields, type Logger } from "../../lib/log.ts";
 import type { ClientConfig } from "./domain/clients.ts";
 import { OAuthError, PageError } from "./domain/errors.ts";
-import { Provider, type AccessTokenFormat } from "./domain/provider.ts";
+import { PATH_ISSUER_NAME, Provider, type AccessTokenFormat } from "./domain/provider.ts";
 import type { RandomBytes } from "./domain/random.ts";
 import { messagePage } from "./pages/layout.ts";
 import { registerAuthorize } from "./routes/authorize.ts";
@@ -175,8 +175,6 @@ function notFoundOr405(prefixes: string[]) {
 
 /** First path segments of the provider's own routes: never the name of an issuer by path. */
 const OWN_SEGMENTS = new Set(["healthz", ".well-known", "authorize", "token", "device_authorization", "device", "userinfo", "end-session", "jwks", "introspect", "revoke", "debug"]);
-/** What may name an issuer by path (one path segment). */
-const PATH_ISSUER_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,63}$/;
 const MAX_PATH_ISSUER_APPS = 256;
 
 /** The issuer by path a request that no route of the configured issuer matched is for, if any. */

@@ -217,6 +217,19 @@ describe("back-channel logout", () => {
     expect((await verifyLogoutToken(idp.issuer, received!)).sid).toBe(first.claims.sid);
   });
 
+  it("the debug interface ends an issuer by path's sessions ({issuer: name}); a bad name is a 400", async () => {
+    const issuer = `${idp.base}/tenant-b`;
+    const { claims } = await webAppLogin(issuer, "kim");
+    const bad = await fetch(`${idp.base}/debug/sessions/end`, { method: "POST", body: JSON.stringify({ issuer: "a/b" }), headers: { "content-type": "application/json" } });
+    expect(bad.status).toBe(400);
+    await bad.text();
+    const ended = await debugJson<{ ended: number }>(idp.base, "/sessions/end", { issuer: "tenant-b" });
+    expect(ended.ended).toBe(1);
+    const [received] = await arrived(good.received, 1);
+    const payload = await verifyLogoutToken(issuer, received!);
+    expect(payload.sid).toBe(claims.sid);
+  });
+
   it("an issuer by path sends logout tokens with its own issuer", async () => {
     const issuer = `${idp.base}/tenant-a`;
     const { tokens, claims } = await webAppLogin(issuer);

@@ -133,13 +133,13 @@ describe("issuers by path next to the configured issuer", () => {
     expect((await postForm(`${idp.base}/introspect`, { token }, auth)).body).toEqual({ active: false });
   });
 
-  it("the provider's own paths are unchanged: 405 and 404 as before, the debug interface at the root", async () => {
+  it("the provider's own paths are unchanged: 405 and 404 as before, the debug interface at the root only", async () => {
     const getToken = await fetch(`${idp.base}/token`);
     expect(getToken.status).toBe(405);
     const getTenantToken = await fetch(`${idp.base}/tenant-a/token`);
     expect(getTenantToken.status).toBe(405);
     expect(getTenantToken.headers.get("allow")).toBe("POST");
-    for (const path of ["/nothing-here", "/tenant-a/nothing", "/token/extra", "/debug/nothing", "/-bad/.well-known/openid-configuration"]) {
+    for (const path of ["/nothing-here", "/tenant-a/nothing", "/token/extra", "/debug/nothing", "/-bad/.well-known/openid-configuration", "/tenant-a/debug", "/tenant-a/debug/reset"]) {
       const res = await fetch(`${idp.base}${path}`);
       expect(res.status, path).toBe(404);
       expect(res.headers.get("content-type"), path).toContain("application/json");

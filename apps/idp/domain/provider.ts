@@ -85,6 +85,9 @@ interface SharedSettings {
 
 const SETTING = { clockOffset: "clock_offset_ms", jwksMode: "jwks_mode", scenarios: "scenarios_version", keys: "keys_version" } as const;
 
+/** What may name an issuer by path (one path segment). */
+export const PATH_ISSUER_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,63}$/;
+
 /** Issuers by path whose provider objects are kept (the state of any issuer stays in the store). */
 const MAX_PATH_ISSUERS = 256;
 

@@ -8,7 +8,7 @@ import { clientAddress, isLoopbackAddress } from "../../../lib/http/client-addre
 import { JsonDepthError, MAX_JSON_DEPTH, parseJsonBounded } from "../../../lib/http/json-limits.ts";
 import { endAllSessions, endSubjectSessions, notifyExpiredSessions } from "../domain/backchannel.ts";
 import { UsersDocumentError } from "../domain/errors.ts";
-import type { Provider } from "../domain/provider.ts";
+import { PATH_ISSUER_NAME, type Provider } from "../domain/provider.ts";
 import { secretPrefix } from "../domain/random.ts";
 import {
   JWKS_MODES,
@@ -143,11 +143,12 @@ export function registerDebug(app: Hono, p: Provider): void {
     return c.json({ mode });
   });
 
-  // Ends this issuer's sessions, or those of one subject ({"sub": "..."}): clients with a
-  // back-channel logout URI are told, as at /end-session.
+  // Ends the configured issuer's sessions, or an issuer by path's ({"issuer": "<name>"}), or those
+  // of one subject ({"sub": "..."}): clients with a back-channel logout URI are told, as at /end-session.
   app.post("/debug/sessions/end", async (c) => {
     const text = await c.req.text();
     let sub: unknown;
+    let issuer: unknown;
     if (text.trim() !== "") {
       let value: unknown;
       try {
@@ -158,8 +159,11 @@ export function registerDebug(app: Hono, p: Provider): void {
       if (typeof value !== "object" || value === null || Array.isArray(value)) return badRequest(c, "body must be a JSON object");
       sub = (value as { sub?: unknown }).sub;
       if (sub !== undefined && (typeof sub !== "string" || sub === "")) return badRequest(c, "sub must be a non-empty string");
+      issuer = (value as { issuer?: unknown }).issuer;
+      if (issuer !== undefined && (typeof issuer !== "string" || !PATH_ISSUER_NAME.test(issuer))) return badRequest(c, "issuer must name an issuer by path (one path segment)");
     }
-    const ended = sub === undefined ? await endAllSessions(p) : await endSubjectSessions(p, sub as string);
+    const target = issuer === undefined ? p : p.root.pathIssuer(issuer as string);
+    const ended = sub === undefined ? await endAllSessions(target) : await endSubjectSessions(target, sub as string);
     return c.json({ ended });
   });
 
