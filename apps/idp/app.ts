@@ -19,6 +19,8 @@ import type { RandomBytes } from "./domain/random.ts";
 import { messagePage } from "./pages/layout.ts";
 import { registerAuthorize } from "./routes/authorize.ts";
 import { registerDebug } from "./routes/debug.ts";
+import { notFromThisSite, sameOriginOnly } from "./routes/same-origin.ts";
+import { BodyLimitError } from "../../lib/http/body-limit.ts";
 import { registerDevice } from "./routes/device.ts";
 import { registerDiscovery } from "./routes/discovery.ts";
 import { registerEndSession } from "./routes/end-session.ts";
@@ -93,6 +95,8 @@ function errorHandler(logger: Logger) {
       return oauthErrorResponse(c, err);
     }
     if (err instanceof PageError) return c.html(messagePage(err.title, err.message, "error"), err.status, PAGE_HEADERS);
+    // A body over the limit is not read on: the connection closes after the answer.
+    if (err instanceof BodyLimitError) return c.json({ error: "invalid_request", error_description: err.message }, err.code === "BODY_TOO_LARGE" ? 413 : 400, { "Cache-Control": "no-store", ...(err.code === "BODY_TOO_LARGE" ? { Connection: "close" } : {}) });
     logger.error("unhandled error", { ...errorFields(err), path: new URL(c.req.url).pathname });
     return c.json({ error: "server_error", error_description: "internal error" }, 500, { "Cache-Control": "no-store" });
   };
@@ -104,6 +108,9 @@ function errorHandler(logger: Logger) {
 function routes(p: Provider, options: { debug?: boolean } = {}): Hono {
   const app = new Hono();
   app.get("/healthz", (c) => c.text("ok"));
+  // Device approval is a form of this provider's own page: one another site sent is refused (it
+  // would hand the attacker's device the user's tokens). The login form: in authorize.ts.
+  app.use("/device", sameOriginOnly(() => notFromThisSite()));
   registerCors(app, p); // before the routes it wraps
   registerDiscovery(app, p);
   registerAuthorize(app, p);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { boundedBody, maxBodyPieces, multiMap, readBody, RequestBodyError } from "./request.ts";
+import { maxBodyPieces } from "../../lib/http/body-limit.ts";
+import { boundedBody, multiMap, readBody, RequestBodyError } from "./request.ts";
 
 /** A streamed (chunked) request body made of `pieces`. */
 function streamed(pieces: Uint8Array[], type = "text/plain"): Request {
@@ -31,7 +32,7 @@ describe("request bodies", () => {
 
   it("bounds a body forwarded to a mount: errors past the limit and says so", async () => {
     const bounded = boundedBody(streamed([new Uint8Array(800), new Uint8Array(800)]), 1024);
-    await expect(new Response(bounded.body).arrayBuffer()).rejects.toBeInstanceOf(RequestBodyError);
+    await expect(new Response(bounded.body).arrayBuffer()).rejects.toMatchObject({ code: "BODY_TOO_LARGE" });
     expect(bounded.exceeded()).toBe(true);
     const declared = new Request("http://host.test/x", { method: "POST", body: "x".repeat(2000), headers: { "content-length": "2000" } });
     expect(() => boundedBody(declared, 1024)).toThrow(RequestBodyError);

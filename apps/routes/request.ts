@@ -6,6 +6,7 @@
  * authentication; a body over the limit is 413, counted while it streams.
  */
 import { parse as parseCookies } from "hono/utils/cookie";
+import { BodyLimitError, boundedStream, readBoundedBytes } from "../../lib/http/body-limit.ts";
 import { JsonDepthError, parseJsonBounded } from "../../lib/http/json-limits.ts";
 import type { HostValue } from "../../lib/sandbox/index.ts";
 import type { HostSession } from "./services.ts";
@@ -70,93 +71,25 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
 const MULTIPART_TYPE = /^multipart\/form-data\b/i;
 
-const tooLarge = (maxBytes: number) => new RequestBodyError("BODY_TOO_LARGE", `the request body is larger than ${maxBytes} bytes`);
-
-/** Most pieces a streamed body may come in: each piece costs the runtime far more than its
- * bytes, so 1 MiB in one-byte chunks would cost hundreds of MB and seconds of CPU. */
-export const maxBodyPieces = (maxBytes: number) => Math.max(16_384, Math.ceil(maxBytes / 64));
-
-/** Whether a request's body is judged by its declared length (the server then reads exactly that
- * many bytes) rather than counted as it streams. */
-const declaredLength = (request: Request): number | undefined => {
-  const declared = request.headers.get("content-length");
-  return declared !== null && !request.headers.has("transfer-encoding") ? Number(declared) : undefined;
-};
-
-/**
- * The body's bytes, never more than `maxBytes` in memory. A declared Content-Length is judged
- * before anything is read (on Node reading the body in one piece is cheapest); a body without
- * one is counted while it streams, copied into one buffer, and abandoned at the limit (of bytes,
- * or of pieces: `maxBodyPieces`), so a chunked upload of any size or shape costs at most about
- * `maxBytes`.
- */
+/** The body's bytes, never more than `maxBytes` in memory (lib/http/body-limit.ts), as a
+ * RequestBodyError when refused. */
 export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
-  const declared = declaredLength(request);
-  if (declared !== undefined) {
-    if (declared > maxBytes) throw tooLarge(maxBytes);
-    try {
-      return new Uint8Array(await request.arrayBuffer());
-    } catch (err) {
-      throw new RequestBodyError("BODY_UNREADABLE", `the request body could not be read: ${(err as Error).message}`);
-    }
+  try {
+    return await readBoundedBytes(request, maxBytes);
+  } catch (err) {
+    if (err instanceof BodyLimitError) throw new RequestBodyError(err.code, err.message);
+    throw err;
   }
-  const reader = request.body!.getReader();
-  const maxPieces = maxBodyPieces(maxBytes);
-  let buffer = new Uint8Array(Math.min(64 * 1024, maxBytes + 1));
-  let total = 0;
-  for (let pieces = 1; ; pieces++) {
-    let read: ReadableStreamReadResult<Uint8Array>;
-    try {
-      read = await reader.read();
-    } catch (err) {
-      // The client went away or broke the framing: its fault, not the host's.
-      throw new RequestBodyError("BODY_UNREADABLE", `the request body could not be read: ${(err as Error).message}`);
-    }
-    const { done, value } = read;
-    if (done) break;
-    if (total + value.byteLength > maxBytes || pieces > maxPieces) {
-      reader.cancel().catch(() => {});
-      if (pieces > maxPieces) throw new RequestBodyError("BODY_TOO_LARGE", `the request body came in more than ${maxPieces} pieces`);
-      throw tooLarge(maxBytes);
-    }
-    if (total + value.byteLength > buffer.byteLength) {
-      const grown = new Uint8Array(Math.min(maxBytes, Math.max(buffer.byteLength * 2, total + value.byteLength)));
-      grown.set(buffer.subarray(0, total));
-      buffer = grown;
-    }
-    buffer.set(value, total);
-    total += value.byteLength;
-  }
-  return buffer.subarray(0, total);
 }
 
-/**
- * A body to forward to a mounted app, bounded like `readBodyBytes`: a declared length over the
- * limit is refused at once (RequestBodyError); a streamed body is counted as the app reads it and
- * errors past the limit, and `exceeded()` then tells the host to answer 413 whatever the app said.
- */
-export function boundedBody(request: Request, maxBytes: number): { body: ReadableStream<Uint8Array> | null; exceeded(): boolean } {
-  const declared = declaredLength(request);
-  if (declared !== undefined && declared > maxBytes) throw tooLarge(maxBytes);
-  if (request.body === null || declared !== undefined) return { body: request.body, exceeded: () => false };
-  const maxPieces = maxBodyPieces(maxBytes);
-  let total = 0;
-  let pieces = 0;
-  let over = false;
-  const counted = request.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        total += chunk.byteLength;
-        if (total > maxBytes || ++pieces > maxPieces) {
-          over = true;
-          controller.error(tooLarge(maxBytes));
-          return;
-        }
-        controller.enqueue(chunk);
-      },
-    }),
-  );
-  return { body: counted, exceeded: () => over };
+/** A body to forward to a mounted app, bounded like `readBodyBytes` (see `boundedStream`). */
+export function boundedBody(request: Request, maxBytes: number): ReturnType<typeof boundedStream> {
+  try {
+    return boundedStream(request, maxBytes);
+  } catch (err) {
+    if (err instanceof BodyLimitError) throw new RequestBodyError(err.code, err.message);
+    throw err;
+  }
 }
 
 /** A file of a multipart/form-data body as the handler sees it: its content as text when it is

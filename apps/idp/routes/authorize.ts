@@ -4,6 +4,7 @@
  * validated are 400 pages; afterwards they go back to the client as a redirect with `error`,
  * `error_description`, `state` and `iss` (RFC 9207).
  */
+import { crossSite, notFromThisSite } from "./same-origin.ts";
 import type { Context, Hono } from "hono";
 import { setCookie } from "hono/cookie";
 import { LoginClaimsError, parseLoginClaims, type LoginClaims, type User } from "../domain/claims.ts";
@@ -249,6 +250,10 @@ export function registerAuthorize(app: Hono, p: Provider): void {
   app.post("/authorize", async (c) => {
     const form = await readForm(c, ["login", "password", "quick_login"]);
     if (!form) throw new PageError(400, "Invalid request", "the login form must be sent as application/x-www-form-urlencoded");
+    // An authorization request may come as a POST from any site (OIDC Core 3.1.2.1), but the
+    // login form only from this provider's own page: another site's would sign the browser in as
+    // someone the attacker chose (login CSRF).
+    if (crossSite(c.req.raw) && (form.values.has("login") || form.values.has("quick_login") || form.values.has("password") || form.values.has("extra_claims"))) notFromThisSite();
     const params: Params = { values: form.values, duplicates: form.duplicates };
     return handle(c, p, params, form);
   });

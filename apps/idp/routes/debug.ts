@@ -22,7 +22,8 @@ import { parseSeededUser, type SeededUser } from "../domain/users.ts";
 import { debugPage } from "../pages/debug.ts";
 import { registerDebugClient } from "./debug-client.ts";
 import { RESETTABLE_KINDS, type StateKind } from "../state/store.ts";
-import { NO_STORE, rfc3339 } from "./http.ts";
+import { NO_STORE, readBodyText, rfc3339 } from "./http.ts";
+import { sameOriginOnly } from "./same-origin.ts";
 
 const badRequest = (c: Context, description?: string) =>
   c.json(description === undefined ? { error: "invalid_request" } : { error: "invalid_request", error_description: description }, 400);
@@ -31,7 +32,7 @@ const badRequest = (c: Context, description?: string) =>
  * so a scenario's claims can never be too deep to sign into a token later. */
 async function jsonBody(c: Context): Promise<{ ok: true; value: unknown } | { ok: false; deep?: true }> {
   try {
-    return { ok: true, value: parseJsonBounded(await c.req.text()) };
+    return { ok: true, value: parseJsonBounded(await readBodyText(c)) };
   } catch (err) {
     return err instanceof JsonDepthError ? { ok: false, deep: true } : { ok: false };
   }
@@ -74,8 +75,10 @@ export function registerDebug(app: Hono, p: Provider): void {
     c.header("Cache-Control", "no-store");
     await next();
   };
-  app.use("/debug", guard);
-  app.use("/debug/*", guard);
+  // A page of another site must not reset, rotate or re-clock the provider through the browser.
+  const sameOrigin = sameOriginOnly((c) => c.json({ error: "forbidden", error_description: "a request from another origin" }, 403));
+  app.use("/debug", guard, sameOrigin);
+  app.use("/debug/*", guard, sameOrigin);
   registerDebugClient(app, p);
 
   app.get("/debug", async (c) => c.json({ counts: await counts(p), jwks_mode: p.jwksMode() }));
@@ -146,7 +149,7 @@ export function registerDebug(app: Hono, p: Provider): void {
   // Ends the configured issuer's sessions, or an issuer by path's ({"issuer": "<name>"}), or those
   // of one subject ({"sub": "..."}): clients with a back-channel logout URI are told, as at /end-session.
   app.post("/debug/sessions/end", async (c) => {
-    const text = await c.req.text();
+    const text = await readBodyText(c);
     let sub: unknown;
     let issuer: unknown;
     if (text.trim() !== "") {

@@ -1,4 +1,5 @@
 /** HTTP helpers shared by the provider's routes: form bodies, OAuth error bodies, redirects. */
+import { readBoundedBytes } from "../../../lib/http/body-limit.ts";
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { OAuthError } from "../domain/errors.ts";
@@ -32,9 +33,17 @@ export function toParams(search: URLSearchParams, repeatable: readonly string[] 
 export const isForm = (c: Context) => /^application\/x-www-form-urlencoded\s*(;|$)/i.test(c.req.header("content-type") ?? "");
 
 /** A form body, or undefined when the request is not `application/x-www-form-urlencoded`. */
+/** Largest request body the provider reads (forms, debug JSON): 1 MiB, counted while it streams. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The body as text, at most MAX_BODY_BYTES (BodyLimitError, answered 413 by the app). */
+export async function readBodyText(c: Context): Promise<string> {
+  return new TextDecoder().decode(await readBoundedBytes(c.req.raw, MAX_BODY_BYTES));
+}
+
 export async function readForm(c: Context, repeatable: readonly string[] = []): Promise<Params | undefined> {
   if (!isForm(c)) return undefined;
-  return toParams(new URLSearchParams(await c.req.text()), repeatable);
+  return toParams(new URLSearchParams(await readBodyText(c)), repeatable);
 }
 
 /** A form body at an OAuth JSON endpoint: anything else is `invalid_request`. */
