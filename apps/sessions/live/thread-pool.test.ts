@@ -97,6 +97,25 @@ describe("thread pool on Node worker threads", () => {
       await single.shutdown();
     }
   });
+
+  it("an execution or an open whose request cannot be copied to the thread fails alone; the thread and its sessions live on", async () => {
+    const before = lost.length;
+    const id = await open();
+    expect((await collect(pool, id, repl("globalThis.kept = 41"))).outcome.status).toBe("ok");
+    // The REST layer never sends these (its input is JSON within 64 levels); the pool must not fall over on them.
+    let deep: unknown = [];
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    for (const args of [{ f: () => 1 }, { deep }] as Record<string, unknown>[]) {
+      const outcome = await pool.execute(id, runFile("main.js", "1", args), () => {});
+      expect(outcome).toMatchObject({ status: "error", error: { message: expect.stringMatching(/could not be sent/) } });
+    }
+    await expect(pool.open(sessionSpec({ worktreePath: dir, capabilities: [{ kind: "global", name: "g", enabled: true, config: { deep } as Record<string, unknown> }] }))).rejects.toMatchObject({
+      code: "STARTUP_FAILED",
+    });
+    expect((await collect(pool, id, repl("kept + 1"))).outcome).toMatchObject({ status: "ok", result: { json: 42 } });
+    expect(pool.liveIds()).toContain(id);
+    expect(lost.length).toBe(before);
+  });
 });
 
 describe("thread pool bookkeeping (threads simulated in-process)", () => {
