@@ -7,8 +7,8 @@
  * Replay: every suite prints its seed (each test file draws its own unless FUZZ_SEED is set); a
  * failure names the seed, fast-check's `path` and the file:
  * `FUZZ_SEED=<n> FUZZ_PATH=<path> npx vitest run --project fuzz test/fuzz/<suite>.fuzz.test.ts`
- * runs exactly the failing case again (FUZZ_PATH needs the same seed; without it the whole run
- * is replayed). `FUZZ_RUNS=<factor>` multiplies every suite's case count (`FUZZ_RUNS=10` for a
+ * starts at the failing case (FUZZ_PATH needs the same seed; without it the whole run is
+ * replayed, for a failure that depends on what earlier cases stored). `FUZZ_RUNS=<factor>` multiplies every suite's case count (`FUZZ_RUNS=10` for a
  * long local run).
  */
 import { request } from "node:http";

@@ -249,6 +249,7 @@ describe("the session API, fuzzed from its OpenAPI document", () => {
     const weighted = operations.flatMap((op) => (op.spec.requestBody ? [op, op] : [op]));
     const arbitrary = fc.constantFrom(...weighted).chain((op) => requestFor(op).map((req) => ({ op, req })));
     const numRuns = runs(300);
+    let cases = 0;
     await check("sessions", arbitrary, numRuns, async ({ op, req }) => {
       const mutating = MUTATING.has(req.method);
       const before = mutating ? await fingerprint() : undefined;
@@ -259,6 +260,8 @@ describe("the session API, fuzzed from its OpenAPI document", () => {
         expect(await fingerprint(), `${req.label}: ${res.status} ${res.text.slice(0, 200)} changed stored state`).toBe(before);
       }
       expect((await get(s, "/health")).status, `${req.label}: unhealthy afterwards`).toBe(200);
+      // Every so often: the session on the same thread, which no case names, is untouched.
+      if (++cases % 25 === 0) expect((await get(s, `/sessions/${bystander.id}`)).body.status, `after ${req.label}: the bystander session`).toBe("ready");
     });
     // With a few hundred cases, nearly every operation comes up; all of them with FUZZ_RUNS >= 2.
     if (numRuns >= 200) expect(reached.size, [...reached].join(", ")).toBeGreaterThan(operations.length * 0.6);
