@@ -39,7 +39,7 @@ function thread(endpoint: ThreadEndpoint<In, Out>) {
       const answers: unknown[] = [];
       for (const q of req.questions) {
         try {
-          answers.push(await ask(q));
+          answers.push(await ask(q === "a function" ? () => 2 : q));
         } catch (err) {
           answers.push({ failed: (err as Error).message, code: (err as { code?: string }).code });
         }
@@ -129,6 +129,19 @@ describe("the thread pool", () => {
     const t = p.pick(() => false);
     await expect(p.call(t, { op: "deep", depth: 200_000 }, 1000)).rejects.toMatchObject({ code: "MESSAGE_NOT_SENT", lost: false });
     expect(await p.call(t, { op: "sum", n: 2 }, 1000)).toBe(42);
+    p.shutdown();
+  });
+
+  it("a question or an answer that cannot be copied fails that question alone", async () => {
+    const p = pool();
+    const onAsk = (q: unknown) => (q === "give me a function" ? () => 1 : { echo: q });
+    // The thread asks with a question it cannot send, then one the host answers with a value it cannot send.
+    const answers = await p.call(p.pick(() => false), { op: "ask", questions: ["a function", "give me a function", "fine"] }, 1000, undefined, onAsk);
+    expect(answers).toEqual([
+      { failed: expect.stringMatching(/the question could not be sent/), code: "MESSAGE_NOT_SENT" },
+      { failed: expect.stringMatching(/the answer could not be sent/), code: "MESSAGE_NOT_SENT" },
+      { echo: "fine" },
+    ]);
     p.shutdown();
   });
 

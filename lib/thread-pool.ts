@@ -324,9 +324,12 @@ export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<Po
     (m) => endpoint.post(m),
     (m, err) => {
       // A result or a question that cannot be copied fails its call or its question, never the thread.
-      if (m.t === "done") post({ t: "fail", id: m.id, code: MESSAGE_NOT_SENT, message: notSent("the result", err) });
-      else if (m.t === "ask") asked.get(m.ask)?.reject(Object.assign(new Error(notSent("the question", err)), { code: MESSAGE_NOT_SENT }));
-      if (m.t === "ask") asked.delete(m.ask);
+      if (m.t === "done") {
+        post({ t: "fail", id: m.id, code: MESSAGE_NOT_SENT, message: notSent("the result", err) });
+      } else if (m.t === "ask") {
+        asked.get(m.ask)?.reject(Object.assign(new Error(notSent("the question", err)), { code: MESSAGE_NOT_SENT }));
+        asked.delete(m.ask);
+      }
     },
   );
   endpoint.listen(unbatching<OnePoolMessage<Init, Req>>((message) => {
