@@ -6,7 +6,8 @@
  * case:
  * - never a 5xx, except the fixture's routes that fail by design (a throwing handler, a header the
  *   host refuses, a framing header, a route without its resolver), which answer the envelope;
- * - errors are `{"error": {code, message}}` with a documented code for their status;
+ * - errors are `{"error": {code, message}}` with a documented code for their status, and a method
+ *   a fixed route does not serve (TRACE included) is 405 with Allow;
  * - the body rules as an oracle: JSON deeper than 64 is 400 JSON_TOO_DEEP, JSON that does not
  *   parse 400 INVALID_JSON, more than 1 MiB 413 BODY_TOO_LARGE, anything else reaches the
  *   handler, which echoes the very value sent;
@@ -55,6 +56,23 @@ afterAll(async () => {
 
 /** Routes whose handler or plan fails by design: a 500 there is the documented answer. */
 const FAILS_BY_DESIGN = [/^\/throw\b/, /^\/inject\b/, /^\/framing\//, /^\/docs\//];
+
+/** The fixture's fixed routes and the methods each serves. */
+const SERVED: Record<string, string[]> = {
+  "/": ["GET"],
+  "/text": ["GET"],
+  "/settings": ["GET"],
+  "/redirect": ["GET"],
+  "/nothing": ["GET"],
+  "/async": ["GET"],
+  "/throw": ["GET"],
+  "/inject": ["GET"],
+  "/me": ["GET"],
+  "/admin": ["GET"],
+  "/form": ["GET"],
+  "/notes": ["POST"],
+  "/csrf-notes": ["POST"],
+};
 
 const CODES: Record<number, string[]> = {
   400: ["INVALID_JSON", "JSON_TOO_DEEP", "INVALID_FORM", "BAD_REQUEST", "INVALID_REQUEST"],
@@ -222,6 +240,14 @@ function checkAnswer(req: RouteRequest, res: FuzzResponse): void {
     expect(body && Object.keys(body), where).toEqual(["error"]);
     expect(typeof body!.error!.message, where).toBe("string");
     expect(CODES[res.status] ?? [], `${where}: ${String(body!.error!.code)} for ${res.status}`).toContain(body!.error!.code);
+  }
+  // A method a route does not serve (TRACE included) is 405 with Allow.
+  const served = SERVED[routed];
+  if (served && !served.includes(req.method) && !(req.method === "HEAD" && served.includes("GET"))) {
+    // (A HEAD answer has no body to carry the code.)
+    const code = req.method === "HEAD" ? "METHOD_NOT_ALLOWED" : (res.json as { error?: { code?: string } } | undefined)?.error?.code;
+    expect([res.status, code], where).toEqual([405, "METHOD_NOT_ALLOWED"]);
+    expect(res.headers.allow, where).toBeTruthy();
   }
   // The body rules, where the route parses the body and the request reaches it (/echo/:id is
   // public, every method).
