@@ -4,7 +4,7 @@
  * POST /debug/scenarios), with valid values mixed with mutations (see fuzz.ts): missing, repeated
  * and unknown parameters, wrong and hostile values, broken percent-encoding, other content types
  * and credentials. Invariants, for every case:
- * - never a 5xx;
+ * - never a 5xx; a method an endpoint does not serve is 405 with Allow (or a cross-site 403);
  * - the OAuth endpoints answer errors as `{error, error_description?}` JSON with a documented
  *   code (and `Cache-Control: no-store`); the browser endpoints as a page, or a redirect;
  * - a redirect never goes to a URI that is not registered;
@@ -251,13 +251,28 @@ function refused(res: FuzzResponse): boolean {
   return location !== undefined && /[?&#]error=/.test(location);
 }
 
+/** The methods each endpoint path serves (OPTIONS aside: a CORS preflight may answer it). */
+const SERVED = new Map<string, string[]>();
+for (const e of ENDPOINTS) SERVED.set(e.path, [...(SERVED.get(e.path) ?? []), e.method]);
+
 function checkAnswer(e: Endpoint | "scenarios", req: FuzzRequest, res: FuzzResponse): void {
   const where = `${req.label}: ${res.status} ${res.text.slice(0, 300)}`;
+
   expectAnswered(req, res);
   if (res.status === 0) return;
   expect(res.status, where).toBeLessThan(500);
   checkRedirect(req, res);
-  if (res.status < 400 || refusedByServer(res)) return;
+  if (refusedByServer(res)) return;
+  const served = e === "scenarios" ? undefined : SERVED.get(req.path.split("?")[0]!);
+  if (served && req.method !== "OPTIONS" && !served.includes(req.method) && !(req.method === "HEAD" && served.includes("GET"))) {
+    // A cross-site request may be refused (403) before the method is looked at.
+    const crossSite = req.headers.origin !== undefined && res.status === 403;
+    if (!crossSite) {
+      expect(res.status, `${where}: a method the endpoint does not serve`).toBe(405);
+      expect(res.headers.allow, where).toBeTruthy();
+    }
+  }
+  if (res.status < 400) return;
   const type = String(res.headers["content-type"] ?? "");
   if (res.status === 404) {
     expect((res.json as { error?: { code?: string } })?.error?.code, where).toBe("NOT_FOUND");
