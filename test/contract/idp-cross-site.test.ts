@@ -29,7 +29,8 @@ async function loginPost(headers: Record<string, string>, fields: Record<string,
 
 describe("requests another site started", () => {
   it("refuses the login form sent by another site (login CSRF): 403 page, no session", async () => {
-    for (const headers of [EVIL, { origin: "https://evil.example" }, { "sec-fetch-site": "same-site" }]) {
+    const variants: Record<string, string>[] = [EVIL, { origin: "https://evil.example" }, { "sec-fetch-site": "same-site" }];
+    for (const headers of variants) {
       const res = await loginPost(headers);
       expect(res.status).toBe(403);
       expect(await res.text()).toContain("sent by another web site");
