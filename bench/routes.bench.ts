@@ -11,6 +11,10 @@
  *    Two floors, to show where the time goes: plain Hono that passes each request to a worker
  *    thread and back (what any thread pool costs), and plain Hono that answers through one call
  *    into a QuickJS sandbox on its own thread (what one sandbox call costs).
+ *    - a reading route: the handler reads a path parameter, a query value, a header and a JSON body
+ *      and answers JSON, so that laziness or caching that helps only an empty handler shows;
+ *    - the peer for both script routes: the same handlers as a module Worker served by the
+ *      workerd binary wrangler ships (node_modules/workerd), measured in the same rounds.
  * 2. A handler that burns 5 ms of CPU, with 1 and 2 handler threads: throughput grows with threads.
  * 3. Cold start: time from spawning `node lib/adapters/node-run.mjs apps/routes/node.ts serve` (what
  *    `npm run routes` runs) on a 50-route script to its first answer (median of 5 after a warm-up).
@@ -36,7 +40,46 @@ app.get("/hello").public().handle(() => "hello");
 app.get("/notes/:id").auth(httpmod.user().required()).resource(httpmod.resource("note").idFromParam("id").mustExist()).allow("notes:read").audit("note.read")
   .handle((ctx) => "hello");
 app.get("/burn").public().handle(() => { const end = Date.now() + 5; let x = 0; while (Date.now() < end) x++; return "burnt"; });
+app.post("/read/:id").public().handle((ctx, res) => res.json({ id: ctx.params.id, q: ctx.request.query.q, agent: ctx.request.headers["x-agent"], n: ctx.body.n, tags: ctx.body.tags.length }));
 `;
+
+/** The same two handlers as a module Worker, for workerd. */
+const WORKER = `export default {
+  async fetch(request) {
+    const url = new URL(request.url);
+    if (url.pathname === "/hello") return new Response("hello", { headers: { "content-type": "text/plain; charset=utf-8" } });
+    const m = /^\\/read\\/([^/]+)$/.exec(url.pathname);
+    if (m && request.method === "POST") {
+      const body = await request.json();
+      return Response.json({ id: decodeURIComponent(m[1]), q: url.searchParams.get("q"), agent: request.headers.get("x-agent"), n: body.n, tags: body.tags.length });
+    }
+    return new Response("not found", { status: 404 });
+  },
+};
+`;
+
+/** workerd serving WORKER on `port` (a config of its own, in `dir`). */
+async function startWorkerd(dir: string): Promise<Child> {
+  const port = await freePort();
+  await writeFile(join(dir, "worker.js"), WORKER);
+  await writeFile(
+    join(dir, "workerd.capnp"),
+    `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .worker) ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+);
+const worker :Workerd.Worker = (
+  modules = [ (name = "worker", esModule = embed "worker.js") ],
+  compatibilityDate = "2025-01-01",
+);
+`,
+  );
+  const proc = track(spawn(join(ROOT, "node_modules/workerd/bin/workerd"), ["serve", join(dir, "workerd.capnp")], { cwd: dir, stdio: "ignore" }));
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(url + "/hello", proc);
+  return { proc, url, stop: stopper(proc) };
+}
 
 /**
  * The peer: plain Hono answering the same body; with `floor`, each answer first makes a round
@@ -164,17 +207,22 @@ async function main(): Promise<void> {
   const viaThread = await startChild(["--import", "tsx", "bench/routes.bench.ts", "plain-hono", "PORT", "thread"], "/hello");
   const viaQuickJS = await startChild(["--import", "tsx", "bench/routes.bench.ts", "plain-hono", "PORT", "quickjs"], "/hello");
   const ours = await routesServe(script, 2);
+  const workerd = await startWorkerd(dir);
   const planned = await startChild(["--import", "tsx", "bench/routes.bench.ts", "planned", "PORT", idp.issuer, script], "/hello");
   const hello: Target = { name: "hello", path: () => "/hello" };
   const note: Target = { name: "planned", path: () => "/notes/n1", headers: { authorization: `Bearer ${access_token}` } };
+  const reading: Target = { name: "reading", method: "POST", path: () => "/read/n%201?q=find", headers: { "x-agent": "bench", "content-type": "application/json" }, body: JSON.stringify({ n: 7, tags: ["a", "b", "c"] }) };
   const results = await rounds([
     { name: "plain Hono", child: hono, target: hello },
     { name: "floor: plain Hono + a worker-thread round trip", child: viaThread, target: hello },
     { name: "floor: plain Hono + one QuickJS call (same thread)", child: viaQuickJS, target: hello },
+    { name: "workerd, the handler as a module Worker (peer)", child: workerd, target: hello },
+    { name: "workerd, the reading handler (peer)", child: workerd, target: reading },
     { name: "public script route", child: ours, target: hello },
+    { name: "reading route", child: ours, target: reading },
     { name: "planned route", child: planned, target: note },
   ]);
-  await Promise.all([hono.stop(), viaThread.stop(), viaQuickJS.stop(), ours.stop(), planned.stop()]);
+  await Promise.all([hono.stop(), viaThread.stop(), viaQuickJS.stop(), workerd.stop(), ours.stop(), planned.stop()]);
 
   const burn: Target = { name: "burn", path: () => "/burn" };
   const burnRates: [number, CannonResult][] = [];
@@ -193,13 +241,24 @@ async function main(): Promise<void> {
   const cpu = (r: CannonResult) => `server CPU ${fmt(r.cpuUsPerRequest)} µs per request; p99 ${r.p99} ms`;
   console.log("\n| measure | req/s | vs plain Hono | notes |\n|---|---|---|---|");
   console.log(row("plain Hono, the same body (peer)", floor, "1.00x", cpu(floor)));
-  for (const name of ["floor: plain Hono + a worker-thread round trip", "floor: plain Hono + one QuickJS call (same thread)", "public script route", "planned route"]) console.log(row(name, results.get(name)!, `${ratioOf(results.get(name)!).toFixed(2)}x`, cpu(results.get(name)!)));
+  for (const name of ["floor: plain Hono + a worker-thread round trip", "floor: plain Hono + one QuickJS call (same thread)", "workerd, the handler as a module Worker (peer)", "workerd, the reading handler (peer)", "public script route", "reading route", "planned route"]) console.log(row(name, results.get(name)!, `${ratioOf(results.get(name)!).toFixed(2)}x`, cpu(results.get(name)!)));
   for (const [threads, r] of burnRates) console.log(row(`5 ms CPU handler, ${threads} thread${threads > 1 ? "s" : ""}`, r, "-", `${(r.rps / burnRates[0]![1].rps).toFixed(2)}x one thread's rate; ${cpu(r)}`));
   console.log(`| cold start, 50-route script, first answer | ${fmt(median(starts))} ms | - | median of 5: ${starts.map((s) => fmt(s)).join(", ")} ms |`);
 
   const pub = ratioOf(results.get("public script route")!);
   const plan = ratioOf(results.get("planned route")!);
+  const vsWorkerd = results.get("public script route")!.rps / results.get("workerd, the handler as a module Worker (peer)")!.rps;
+  // The floor of a script route: plain Hono plus what one thread round trip and one QuickJS call
+  // add on top of it (server CPU per request).
+  const honoCpu = floor.cpuUsPerRequest;
+  const floorCpu = honoCpu + (results.get("floor: plain Hono + a worker-thread round trip")!.cpuUsPerRequest - honoCpu) + (results.get("floor: plain Hono + one QuickJS call (same thread)")!.cpuUsPerRequest - honoCpu);
+  const cpuX = (name: string) => results.get(name)!.cpuUsPerRequest / floorCpu;
+  console.log(`\nthe floor of a script route: ${fmt(floorCpu)} µs of server CPU a request (plain Hono ${fmt(honoCpu)} µs + a thread round trip + a QuickJS call)`);
   const targets = [
+    [vsWorkerd >= 0.8, `public script route >= 0.8x workerd's requests/s (${vsWorkerd.toFixed(2)}x)`],
+    [cpuX("public script route") <= 1.5, `public route CPU <= 1.5x the floor (${cpuX("public script route").toFixed(2)}x)`],
+    [cpuX("reading route") <= 2, `reading route CPU <= 2x the floor (${cpuX("reading route").toFixed(2)}x)`],
+    [cpuX("planned route") <= 2.2, `planned route CPU <= 2.2x the floor (${cpuX("planned route").toFixed(2)}x)`],
     [pub >= 0.5, `public script route >= 0.5x plain Hono (${pub.toFixed(2)}x)`],
     [plan >= 0.35, `planned route >= 0.35x plain Hono (${plan.toFixed(2)}x)`],
     [burnRates[1]![1].rps > burnRates[0]![1].rps * 1.3, "5 ms handler: 2 threads > 1.3x one thread"],
