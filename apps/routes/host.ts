@@ -23,6 +23,7 @@ import type { HostValue } from "../../lib/sandbox/index.ts";
 import { compileRoutePlan, rawBelow, routingPath, underPrefix, type RoutePattern, type RoutePlan, type RoutePlanInput } from "./plan.ts";
 import { boundedBody, cookieMap, readBody, RequestBodyError, scriptRequest, type ScriptRequest } from "./request.ts";
 import { ResponseRuleError, toWebResponse, type Renderer } from "./response.ts";
+import { hostError, noStore, pageFor } from "./error-page.ts";
 import type { ScriptRuntime } from "./script/runtime.ts";
 import { staticDirectory, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptNatives } from "./script/script-sandbox.ts";
 import {
@@ -295,7 +296,7 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
   // ---- responses ---------------------------------------------------------------------------------
 
   function errorResponse(status: number, code: string, message: string, headers: Record<string, string> = {}): Response {
-    return new Response(JSON.stringify(errorEnvelope(code, message)), { status, headers: { "content-type": "application/json", ...headers } });
+    return hostError(new Response(JSON.stringify(errorEnvelope(code, message)), { status, headers: { "content-type": "application/json", ...headers } }));
   }
 
   function internal(message: string, requestId: string, fields: Record<string, unknown> = {}): Response {
@@ -348,7 +349,8 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     };
     const recorded = async (r: Response) => {
       if (audits.length > 0) await Promise.all(audits);
-      return r;
+      // Signed in: not kept by the browser, so Back after signing out cannot show it (error-page.ts).
+      return actor ? noStore(r) : r;
     };
     const deny = (reply: HostReply, reason: string) => {
       audit("denied", { reason, statusCode: reply.status });
@@ -639,12 +641,15 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
       return rows;
     },
     async fetch(request, env) {
+      let response: Response;
       try {
-        return await fetchRoute(request, env);
+        response = await fetchRoute(request, env);
       } catch (err) {
         const requestId = env?.requestId ?? "";
-        return internal(err instanceof Error ? err.message : String(err), requestId);
+        response = internal(err instanceof Error ? err.message : String(err), requestId);
       }
+      // The host's own refusals and misses, to a request that accepts HTML: a page (error-page.ts).
+      return pageFor(request, response, { signIn: auth.authenticator?.signInUrl !== undefined, requestId: env?.requestId });
     },
     async close() {
       await runtime?.close();
