@@ -72,6 +72,9 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
 
     const alice = await signedIn("alice");
     expect(await alice.locator("h1").textContent()).toBe("Notes");
+    // Signed-in pages are not kept by the browser: Back after signing out cannot show them.
+    const notesPage = await alice.reload();
+    expect(notesPage!.headers()["cache-control"]).toBe("no-store");
     // People by name, not subject id; no Audit link for someone the policy does not let read it.
     expect(await alice.locator("header .who").textContent()).toMatch(/^alice · /);
     expect(await alice.locator('header a[href="/admin/audit"]').count()).toBe(0);
@@ -118,6 +121,14 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
     expect(await bob.locator("text=No notes yet.").count()).toBe(1);
     const refused = await bob.goto(noteUrl);
     expect(refused!.status()).toBe(403);
+    // A browser gets a page, not the JSON envelope: what happened, a hint, a way back.
+    expect(await bob.locator("h1").textContent()).toBe("403 Not allowed");
+    expect(await bob.locator("#hint").textContent()).toContain("Sign out, then sign in as another user.");
+    expect(await bob.locator("#back").getAttribute("href")).toBe("/");
+    if (process.env.SCREENSHOT_DIR) await bob.screenshot({ path: `${process.env.SCREENSHOT_DIR}/notes-refused.png`, fullPage: true });
+    const unknown = await bob.goto(`${base}/notes/00000000-0000-4000-8000-000000000000`);
+    expect(unknown!.status()).toBe(404);
+    expect(await bob.locator("h1").textContent()).toBe("404 Not found");
     // alice's own page now shows bob's denied attempt.
     await alice.reload();
     const rows = await alice.locator("#history tr").allTextContents();
@@ -125,6 +136,7 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
 
     // The audit page is for admins: bob is refused, admin sees the denial.
     expect((await bob.goto(`${base}/admin/audit`))!.status()).toBe(403);
+    expect(await bob.locator("h1").textContent()).toBe("403 Not allowed");
     const admin = await signedIn("admin");
     expect(await admin.locator('header a[href="/admin/audit"]').count()).toBe(1);
     await admin.goto(`${base}/admin/audit?outcome=denied`);
