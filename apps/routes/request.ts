@@ -71,25 +71,29 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
 const MULTIPART_TYPE = /^multipart\/form-data\b/i;
 
-/** The body's bytes, never more than `maxBytes` in memory (lib/http/body-limit.ts), as a
- * RequestBodyError when refused. */
-export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
-  try {
-    return await readBoundedBytes(request, maxBytes);
-  } catch (err) {
-    if (err instanceof BodyLimitError) throw new RequestBodyError(err.code, err.message);
-    throw err;
-  }
-}
+/** lib/http/body-limit.ts's refusal as the host's RequestBodyError; anything else as it is. */
+const asRequestBodyError = (err: unknown) => (err instanceof BodyLimitError ? new RequestBodyError(err.code, err.message) : err);
+
+/** The body's bytes, never more than `maxBytes` in memory (lib/http/body-limit.ts). */
+export const readBodyBytes = (request: Request, maxBytes: number): Promise<Uint8Array> =>
+  readBoundedBytes(request, maxBytes).catch((err: unknown) => {
+    throw asRequestBodyError(err);
+  });
 
 /** A body to forward to a mounted app, bounded like `readBodyBytes` (see `boundedStream`). */
 export function boundedBody(request: Request, maxBytes: number): ReturnType<typeof boundedStream> {
   try {
     return boundedStream(request, maxBytes);
   } catch (err) {
-    if (err instanceof BodyLimitError) throw new RequestBodyError(err.code, err.message);
-    throw err;
+    throw asRequestBodyError(err);
   }
+}
+
+/** Bytes as standard base64 (in slices: spreading a large array into one call overflows). */
+export function base64Of(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
 }
 
 /** A file of a multipart/form-data body as the handler sees it: its content as text when it is
@@ -108,9 +112,7 @@ async function formFile(file: File): Promise<FormFile> {
   try {
     return { ...base, encoding: "utf8", content: new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes) };
   } catch {
-    let binary = "";
-    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    return { ...base, encoding: "base64", content: btoa(binary) };
+    return { ...base, encoding: "base64", content: base64Of(bytes) };
   }
 }
 

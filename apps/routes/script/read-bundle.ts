@@ -5,6 +5,7 @@
  * Bounded, so a script in a large directory fails with a clear message instead of reading it all.
  */
 import type { FileTree } from "../../../lib/files/tree.ts";
+import { base64Of } from "../request.ts";
 import type { ScriptBundle } from "./script-sandbox.ts";
 
 export const BUNDLE_LIMITS = { files: 2000, bytes: 16 * 1024 * 1024 };
@@ -76,9 +77,7 @@ async function readFilesBase64(tree: FileTree, dir: string): Promise<Record<stri
   const files: Record<string, string> = {};
   await walkFiles(tree, dir, () => true, async (path) => {
     const bytes = await tree.readBytes(dir, path);
-    let binary = "";
-    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    files[path] = btoa(binary);
+    files[path] = base64Of(bytes);
     return bytes.length;
   });
   return files;
