@@ -44,7 +44,8 @@ const fuzz = {
     env: { TEST_RUNTIME: "node" },
     // A minute per suite at the default counts, more for a scaled local run.
     testTimeout: 60_000 * Math.max(1, Number(process.env.FUZZ_RUNS ?? 1) || 1),
-    hookTimeout: 60_000,
+    // Room for a server's first start (START_MS in test/fuzz/fuzz.ts) and a suite's fixtures.
+    hookTimeout: 120_000,
   },
 };
 

@@ -17,7 +17,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { startService, type RunningService } from "../runtimes/service.ts";
-import { check, deepValue, encodePathSegment, nastyString, nestedText, RawJson, expectAnswered, refusedByServer, runs, send, toJsonText, utf8, type FuzzRequest, type FuzzResponse } from "./fuzz.ts";
+import { check, deepValue, encodePathSegment, nastyString, nestedText, RawJson, expectAnswered, refusedByServer, runs, send, START_MS, toJsonText, utf8, type FuzzRequest, type FuzzResponse } from "./fuzz.ts";
 
 const REDIRECT_URI = "http://127.0.0.1:3000/callback";
 const WEB_APP_SECRET = "web-app-secret";
@@ -27,7 +27,7 @@ const UNREGISTERED = ["http://evil.example/cb", `${REDIRECT_URI}/`, "http://127.
 let idp: RunningService;
 
 beforeAll(async () => {
-  idp = await startService("idp", { env: { IDP_ISSUER: "{origin}" } });
+  idp = await startService("idp", { env: { IDP_ISSUER: "{origin}" }, timeoutMs: START_MS });
 });
 afterAll(() => idp?.stop());
 

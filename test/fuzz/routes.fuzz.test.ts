@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { startIdp, type StartedIdp } from "../../apps/idp/testing.ts";
 import { startService, type RunningService } from "../runtimes/service.ts";
-import { check, encodePathSegment, expectAnswered, nastyString, nestedText, refusedByServer, runs, send, utf8, type FuzzRequest, type FuzzResponse } from "./fuzz.ts";
+import { check, encodePathSegment, expectAnswered, nastyString, nestedText, refusedByServer, runs, send, START_MS, utf8, type FuzzRequest, type FuzzResponse } from "./fuzz.ts";
 
 const AUDIENCE = "routes-fuzz";
 const CLIENTS = [{ client_id: "writer", client_secret: "writer-secret", redirect_uris: ["http://localhost/cb"] }];
@@ -31,6 +31,7 @@ let token = "";
 beforeAll(async () => {
   idp = await startIdp({ clients: CLIENTS, accessTokenFormat: "jwt", accessTokenAudience: AUDIENCE });
   host = await startService("routes", {
+    timeoutMs: START_MS,
     env: {
       ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js",
       ROUTES_ISSUER: idp.issuer,
