@@ -122,7 +122,7 @@ async function runPlanned(port: number, issuer: string, scriptPath: string): Pro
   const { nodeThreadSpawner } = await import("../lib/adapters/node-threads.ts");
   const { withRequestId } = await import("../lib/http/request-id.ts");
   const { readFile } = await import("node:fs/promises");
-  const { createRouteHost } = await import("../apps/routes/host.ts");
+  const { createRouteHost } = await import("../apps/routes/core/host.ts");
   const { createBearerAuthenticator } = await import("../apps/routes/auth/bearer.ts");
   const { scopeAuthorizer } = await import("../apps/routes/auth/scope-authorizer.ts");
   const { threadScriptRuntime } = await import("../apps/routes/script/runtime.ts");

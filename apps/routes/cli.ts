@@ -19,21 +19,19 @@ import type { FileTree } from "../../lib/files/tree.ts";
 import { withRequestId } from "../../lib/http/request-id.ts";
 import { alignColumns, configSourcesLine, printBanner, serviceLogger } from "../../lib/cli-output.ts";
 import type { Logger } from "../../lib/log.ts";
-import { loadQuickJS } from "../../lib/sandbox/index.ts";
+import { loadQuickJS, type SandboxEngine } from "../../lib/sandbox/index.ts";
 import { parseListenAddress, type HostRuntime, type RunningServer, type ServeEnv } from "../../lib/runtime.ts";
 import * as v from "valibot";
-import { logAuditSink } from "./audit-log.ts";
-import { renderValue } from "./render.ts";
-import { storeServices } from "./script-services.ts";
-import { idpMountable, sessionsMountable, type SessionsMount } from "./mountables.ts";
-import type { SessionsHost } from "../sessions/cli.ts";
+import { idpMountable } from "./core/mountables.ts";
+import { embeddedSessionService, type EmbeddedSessions, type SessionsHost } from "../sessions/embed.ts";
 import { PolicyError, readPolicy, type Policy } from "./auth/policy.ts";
-import { hostSecurity, issuerFor, sessionSecretFor } from "./security.ts";
-import { DEV_PAGE_PATH, devPage } from "./dev-page.ts";
-import { createRouteHost, type RouteHost, type RouteInfo } from "./host.ts";
+import { issuerFor } from "./auth/security.ts";
+import { buildRouteHost, type AuditSetting } from "./build.ts";
+import { DEV_PAGE_PATH, devPage } from "./core/dev-page.ts";
+import type { RouteHost, RouteInfo } from "./core/types.ts";
 import { readScriptBundle, readWorkerBundle, sameBundle } from "./script/read-bundle.ts";
-import type { AuditEvent, AuditOutcome } from "./services.ts";
-import { prepareRoutesStore, putResource, queryAudit, sqlAuditSink, sqlResourceResolver } from "./store.ts";
+import type { AuditEvent, AuditOutcome } from "./core/services.ts";
+import { prepareRoutesStore, putResource, queryAudit } from "./store/store.ts";
 import { openSqlStore } from "../../lib/db/open.ts";
 import type { SqlStore } from "../../lib/db/store.ts";
 import { inProcessScriptRuntime, threadScriptRuntime, type SpawnScriptThread } from "./script/runtime.ts";
@@ -185,44 +183,32 @@ function ownOrigin(addr: string): string {
 /** The issuer setting as a URL, this host's origin taken from its listen address. */
 export const issuerUrl = (issuer: string, addr: string): string => issuerFor(issuer, ownOrigin(addr));
 
-function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: Awaited<ReturnType<typeof loadQuickJS>> | undefined, policy: Policy | undefined, store: SqlStore | undefined, platformEnv: Record<string, string | undefined>, sessionsMount: SessionsMount | undefined): RouteHost {
+/** The host this command line serves, from its settings (the one builder: build.ts). */
+function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: SandboxEngine | undefined, policy: Policy | undefined, store: SqlStore | undefined, platformEnv: Record<string, string | undefined>, sessionsMount: EmbeddedSessions | undefined): Promise<RouteHost> {
   const { values } = config;
-  const audit = values.audit === "auto" ? (store ? "db" : "log") : values.audit;
   // A provider mounted here (issuer a path) accepts this host's sign-in callback and, through the
   // callback's origin, its logout redirect, unless IDP_REDIRECT_URIS says otherwise.
   const idpEnv = values.issuer.startsWith("/") && !platformEnv.IDP_REDIRECT_URIS ? { ...platformEnv, IDP_REDIRECT_URIS: `${ownOrigin(values.addr)}/auth/callback` } : platformEnv;
-  const security = hostSecurity({
-    issuer: config.issuer,
-    audience: values.audience,
-    introspection: values["introspection-client-id"] ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] } : undefined,
-    clientId: values["client-id"],
-    clientSecret: values["client-secret"],
-    sessionSecret: values["session-secret"],
-    policy,
-    store,
-  });
-  const host = createRouteHost({
-    mountables: {
-      idp: { handler: idpMountable({ logger: logger.child({ service: "idp" }), env: idpEnv }) },
-      ...(sessionsMount ? { sessions: { handler: sessionsMount.handler } } : {}),
-    },
-    dev: values.dev,
-    renderer: renderValue,
+  return buildRouteHost({
     logger,
+    dev: values.dev,
     files: { tree: platform.files, root: config.staticRoot },
     assets: Object.fromEntries(Object.entries(config.assets).map(([name, root]) => [name, { tree: platform.files, root }])),
-    session: security.session,
-    auth: {
-      ...security.auth,
-      resources: store ? sqlResourceResolver(store) : undefined,
-      audit: audit === "db" && store ? sqlAuditSink(store) : audit === "log" ? logAuditSink(logger) : undefined,
+    store,
+    audit: values.audit as AuditSetting,
+    security: {
+      issuer: config.issuer,
+      audience: values.audience,
+      introspection: values["introspection-client-id"] ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] } : undefined,
+      clientId: values["client-id"],
+      clientSecret: values["client-secret"],
+      sessionSecret: values["session-secret"],
+      policy,
     },
-    services: storeServices(store),
+    mountables: { idp: idpMountable({ logger: logger.child({ service: "idp" }), env: idpEnv }), sessions: sessionsMount?.handler },
     runtime: (natives, hostCalls) =>
       engine ? inProcessScriptRuntime(engine, { natives, hostCalls, limits: config.limits }) : threadScriptRuntime(platform.spawnScriptThread, { natives, hostCalls, limits: config.limits, threads }),
   });
-  security.register(host);
-  return host;
 }
 
 /** The plan table as text: one line a route, so a reviewer sees at a glance what is public. */
@@ -286,10 +272,8 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     }
   }
   const engine = threads === 0 ? await loadQuickJS() : undefined;
-  const sessionsMount = platform.sessions ? sessionsMountable(runtime, platform.sessions, logger.child({ service: "sessions" })) : undefined;
-  // The session key: set, or kept in the database so signed-in sessions outlive a restart.
-  const sessionSecret = await sessionSecretFor(config.values["session-secret"], store);
-  const host = buildHost(platform, { ...config, values: { ...config.values, "session-secret": sessionSecret } }, logger, threads, engine, policy, store, runtime.env, sessionsMount);
+  const sessionsMount = platform.sessions ? embeddedSessionService(runtime, platform.sessions, logger.child({ service: "sessions" })) : undefined;
+  const host = await buildHost(platform, config, logger, threads, engine, policy, store, runtime.env, sessionsMount);
 
   let bundle: ScriptBundle;
   try {

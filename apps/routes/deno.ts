@@ -2,9 +2,8 @@
 import { denoRuntime } from "../../lib/adapters/deno.ts";
 import { denoFileTree } from "../../lib/adapters/deno-files.ts";
 import { denoThreadSpawner } from "../../lib/adapters/deno-threads.ts";
-import { uiDirectoryOf } from "../sessions/cli.ts";
-import { createDenoThreadRuntimes } from "../sessions/live/deno-threads.ts";
+import { denoSessionsHost } from "../sessions/deno-host.ts";
 import { runRoutesCli } from "./cli.ts";
 
 const files = denoFileTree();
-await runRoutesCli(denoRuntime(), { files, spawnScriptThread: denoThreadSpawner(new URL("./deno-thread.ts", import.meta.url)), sessions: { files, threadRuntimes: createDenoThreadRuntimes, uiDirectory: uiDirectoryOf(new URL("../sessions/ui/dist", import.meta.url)) } });
+await runRoutesCli(denoRuntime(), { files, spawnScriptThread: denoThreadSpawner(new URL("./deno-thread.ts", import.meta.url)), sessions: denoSessionsHost(files) });

@@ -1,12 +1,11 @@
 /** The route host's command line on Node, loaded by node.ts once the first handler thread is on its way. */
 import { nodeRuntime } from "../../lib/adapters/node.ts";
 import { nodeFileTree } from "../../lib/adapters/node-files.ts";
-import { uiDirectoryOf } from "../sessions/cli.ts";
-import { createNodeThreadRuntimes } from "../sessions/live/node-threads.ts";
+import { nodeSessionsHost } from "../sessions/node-host.ts";
 import { runRoutesCli } from "./cli.ts";
 import type { SpawnScriptThread } from "./script/runtime.ts";
 
 export async function runRoutesOnNode(spawnScriptThread: SpawnScriptThread): Promise<void> {
   const files = nodeFileTree();
-  await runRoutesCli(nodeRuntime(), { files, spawnScriptThread, sessions: { files, threadRuntimes: createNodeThreadRuntimes, uiDirectory: uiDirectoryOf(new URL("../sessions/ui/dist", import.meta.url)) } });
+  await runRoutesCli(nodeRuntime(), { files, spawnScriptThread, sessions: nodeSessionsHost(files) });
 }

@@ -40,14 +40,11 @@ import { createLogger, type LogLevel } from "../../lib/log.ts";
 import { loadQuickJS } from "../../lib/sandbox/index.ts";
 import idpWorker from "../idp/worker.ts";
 import sessionsWorker from "../sessions/worker.ts";
-import { logAuditSink } from "./audit-log.ts";
-import { withoutIssuerAlias } from "./issuer-alias.ts";
-import { renderValue } from "./render.ts";
+import { withoutIssuerAlias } from "./core/issuer-alias.ts";
 import { readPolicy } from "./auth/policy.ts";
-import { hostSecurity, issuerFor, sessionSecretFor } from "./security.ts";
-import { createRouteHost } from "./host.ts";
-import { storeServices } from "./script-services.ts";
-import { prepareRoutesStore, sqlAuditSink, sqlResourceResolver } from "./store.ts";
+import { issuerFor } from "./auth/security.ts";
+import { buildRouteHost } from "./build.ts";
+import { prepareRoutesStore } from "./store/store.ts";
 import { bundledFiles } from "./script/read-bundle.ts";
 import { inProcessScriptRuntime } from "./script/runtime.ts";
 import { DEFAULT_SCRIPT_LIMITS } from "./script/script-sandbox.ts";
@@ -160,41 +157,32 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
   const engine = await loadQuickJS({ wasmModule });
   const issuer = issuerFor(env.ROUTES_ISSUER ?? "http://127.0.0.1:5556", origin);
   const store = await openStore(env);
-  const audit = env.ROUTES_AUDIT ?? "db";
   const files = env.STATIC ? r2FileTree(env.STATIC as unknown as R2BucketLike) : memoryFileTree(bundledFiles(bundle.files, STATIC_ROOT.slice(1)));
   // Assets modules (`bundle --assets`), each a read-only tree of its own.
   const assets = Object.fromEntries(Object.entries(bundle.assets ?? {}).map(([name, files]) => [name, { tree: memoryFileTree(bundledFiles(files, "assets")), root: "/assets" }]));
   const limits = { cpuMs: number(env.ROUTES_CPU_MS, DEFAULT_SCRIPT_LIMITS.cpuMs), wallMs: number(env.ROUTES_WALL_MS, DEFAULT_SCRIPT_LIMITS.wallMs), memMb: number(env.ROUTES_MEM_MB, DEFAULT_SCRIPT_LIMITS.memMb) };
-  const security = hostSecurity({
-    issuer,
-    audience: env.ROUTES_AUDIENCE,
-    introspection: env.ROUTES_INTROSPECTION_CLIENT_ID ? { clientId: env.ROUTES_INTROSPECTION_CLIENT_ID, clientSecret: env.ROUTES_INTROSPECTION_CLIENT_SECRET ?? "" } : undefined,
-    clientId: env.ROUTES_CLIENT_ID,
-    clientSecret: env.ROUTES_CLIENT_SECRET,
-    sessionSecret: await sessionSecretFor(env.ROUTES_SESSION_SECRET, store),
-    store,
-    policy: env.ROUTES_POLICY ? await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY") : bundle.policy ? await readPolicy(bundle.policy, "the bundled policy") : undefined,
-  });
-  const host = createRouteHost({
-    renderer: renderValue,
-    dev: env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1",
+  const host = await buildRouteHost({
     logger,
+    dev: env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1",
     files: { tree: files, root: STATIC_ROOT },
     assets,
-    session: security.session,
-    auth: {
-      ...security.auth,
-      resources: store ? sqlResourceResolver(store) : undefined,
-      audit: audit === "off" ? undefined : audit === "db" && store ? sqlAuditSink(store) : logAuditSink(logger),
+    store,
+    audit: env.ROUTES_AUDIT === "off" || env.ROUTES_AUDIT === "log" ? env.ROUTES_AUDIT : "db",
+    security: {
+      issuer,
+      audience: env.ROUTES_AUDIENCE,
+      introspection: env.ROUTES_INTROSPECTION_CLIENT_ID ? { clientId: env.ROUTES_INTROSPECTION_CLIENT_ID, clientSecret: env.ROUTES_INTROSPECTION_CLIENT_SECRET ?? "" } : undefined,
+      clientId: env.ROUTES_CLIENT_ID,
+      clientSecret: env.ROUTES_CLIENT_SECRET,
+      sessionSecret: env.ROUTES_SESSION_SECRET,
+      policy: env.ROUTES_POLICY ? await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY") : bundle.policy ? await readPolicy(bundle.policy, "the bundled policy") : undefined,
     },
-    services: storeServices(store),
     mountables: {
-      idp: { handler: withoutIssuerAlias(product("idp", env.IDP_SERVICE, env.IDP ? (r, e) => idpWorker.fetch(r, e as never) : undefined, env), () => new URL((env.IDP_ISSUER ?? "").replace("{origin}", origin) || origin).pathname) },
-      sessions: { handler: product("sessions", env.SESSIONS_SERVICE, env.SESSIONS ? (r, e) => sessionsHere(r, e) : undefined, env) },
+      idp: withoutIssuerAlias(product("idp", env.IDP_SERVICE, env.IDP ? (r, e) => idpWorker.fetch(r, e as never) : undefined, env), () => new URL((env.IDP_ISSUER ?? "").replace("{origin}", origin) || origin).pathname),
+      sessions: product("sessions", env.SESSIONS_SERVICE, env.SESSIONS ? (r, e) => sessionsHere(r, e) : undefined, env),
     },
     runtime: (natives, hostCalls) => inProcessScriptRuntime(engine, { natives, hostCalls, limits }),
   });
-  security.register(host);
   await host.loadScript(bundle.script);
   return withRequestId({ fetch: (request: Request) => host.fetch(request, { clientAddress: request.headers.get("cf-connecting-ip") ?? undefined }) }, { accessLog: env.ACCESS_LOG === "off" ? undefined : logger });
 }

@@ -1,8 +1,7 @@
 /** Node entry: `tsx apps/sessions/node.ts serve [flags]`. Worktrees and libraries on the host file
  * system; sandboxes on worker threads (apps/sessions/node-thread.ts). */
 import { nodeRuntime } from "../../lib/adapters/node.ts";
-import { nodeFileTree } from "../../lib/adapters/node-files.ts";
-import { runSessionsCli, uiDirectoryOf } from "./cli.ts";
-import { createNodeThreadRuntimes } from "./live/node-threads.ts";
+import { runSessionsCli } from "./cli.ts";
+import { nodeSessionsHost } from "./node-host.ts";
 
-await runSessionsCli(nodeRuntime(), { files: nodeFileTree(), threadRuntimes: createNodeThreadRuntimes, uiDirectory: uiDirectoryOf(new URL("./ui/dist", import.meta.url)) });
+await runSessionsCli(nodeRuntime(), nodeSessionsHost());

@@ -1,10 +1,10 @@
 /**
- * Inside a Node worker thread: the channel to the parent (see lib/threads.ts). Apart from the
+ * Inside a Node worker thread: the channel to the parent (see lib/sandbox-host/threads.ts). Apart from the
  * spawning side (node-threads.ts) so a thread entry's module graph has no `import.meta`, which
  * bundling could not keep (node-bundle.mjs).
  */
 import { parentPort } from "node:worker_threads";
-import type { ThreadEndpoint } from "../threads.ts";
+import type { ThreadEndpoint } from "../sandbox-host/threads.ts";
 
 export function nodeThreadEndpoint<In, Out>(): ThreadEndpoint<In, Out> {
   const port = parentPort;

@@ -5,9 +5,9 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startIdp, type StartedIdp } from "../../idp/testing.ts";
-import type { RoutePlan } from "../plan.ts";
-import type { ScriptRequest } from "../request.ts";
-import { AuthenticationError, type Authenticator } from "../services.ts";
+import type { RoutePlan } from "../core/plan.ts";
+import type { ScriptRequest } from "../core/request.ts";
+import { AuthenticationError, type Authenticator } from "../core/services.ts";
 import { createBearerAuthenticator } from "./bearer.ts";
 
 const CLIENT = { client_id: "api-client", client_secret: "api-secret", redirect_uris: ["http://localhost/cb"] };

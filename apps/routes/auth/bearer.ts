@@ -20,7 +20,7 @@
 import { DPOP_ALGS, DPOP_IAT_WINDOW_S, DpopError, verifyDpopProof } from "../../../lib/oauth/dpop.ts";
 import { loadJose, sha256Base64url } from "../../../lib/oauth/jose.ts";
 import { basicAuth, issuerMetadata, type IssuerMetadata } from "./issuer.ts";
-import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../services.ts";
+import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../core/services.ts";
 
 export interface BearerAuthenticatorOptions {
   /** The issuer URL; discovery is `<issuer>/.well-known/openid-configuration`. */

@@ -21,9 +21,9 @@
  */
 import { parseSigned, serializeSigned } from "hono/utils/cookie";
 import { loadJose, sha256Base64url } from "../../../lib/oauth/jose.ts";
-import type { HostPlannedContext, RouteHost } from "../host.ts";
-import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../services.ts";
-import { randomHex, sessionCookies, type SessionCookieOptions } from "../session.ts";
+import type { HostPlannedContext, RouteHost } from "../core/host.ts";
+import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../core/services.ts";
+import { randomHex, sessionCookies, type SessionCookieOptions } from "../core/session.ts";
 import { actorFromClaims } from "./bearer.ts";
 import { basicAuth, issuerMetadata } from "./issuer.ts";
 import { memorySignedInStore, type SignedInStore } from "./signed-in.ts";

@@ -5,7 +5,7 @@
  * (no cookie came back) cannot carry a valid token. Stateless: nothing is stored per session.
  */
 import { base64urlEncode } from "../../../lib/oauth/jose.ts";
-import type { CsrfProtector, HostSession, PipelineRequest } from "../services.ts";
+import type { CsrfProtector, HostSession, PipelineRequest } from "../core/services.ts";
 
 export const CSRF_HEADER = "x-csrf-token";
 export const CSRF_FIELD = "_csrf";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { RoutePlan } from "../plan.ts";
-import type { Actor, ResourceRef } from "../services.ts";
+import type { RoutePlan } from "../core/plan.ts";
+import type { Actor, ResourceRef } from "../core/services.ts";
 import { parsePolicy, policyAuthorizer, readPolicy } from "./policy.ts";
 
 const route = { method: "GET", pattern: "/x", name: "GET /x", public: false, resources: [], csrf: false } as RoutePlan;

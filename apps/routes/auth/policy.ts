@@ -20,7 +20,7 @@
  */
 import * as v from "valibot";
 import { parseYaml } from "../../../lib/config/yaml.ts";
-import type { Actor, AuthorizationDecision, Authorizer } from "../services.ts";
+import type { Actor, AuthorizationDecision, Authorizer } from "../core/services.ts";
 import { grantAllows } from "./scope-authorizer.ts";
 
 const ACTION_PATTERN = /^(?:\*|[A-Za-z0-9_.-]+(?::[A-Za-z0-9_.-]+)*(?::\*)?)$/;

@@ -5,7 +5,7 @@
  * `*` grants everything). A resource with a tenant is allowed only to an actor of that tenant.
  * Everything else is denied: no actor, no grant, another tenant.
  */
-import type { Actor, AuthorizationDecision, Authorizer } from "../services.ts";
+import type { Actor, AuthorizationDecision, Authorizer } from "../core/services.ts";
 
 const GRANT_CLAIMS = ["roles", "groups", "permissions"] as const;
 

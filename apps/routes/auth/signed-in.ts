@@ -6,7 +6,7 @@
  * Two places: memory (bounded; a restart signs everyone out) and the host's SQL store
  * (`sqlSignedInStore` in store.ts: survives a restart, shared by every instance on the database).
  */
-import type { Actor } from "../services.ts";
+import type { Actor } from "../core/services.ts";
 
 export interface SignedInSession {
   actor: Actor;

@@ -5,7 +5,7 @@
  * Bounded, so a script in a large directory fails with a clear message instead of reading it all.
  */
 import type { FileTree } from "../../../lib/files/tree.ts";
-import { base64Of } from "../request.ts";
+import { base64Of } from "../core/request.ts";
 import type { ScriptBundle } from "./script-sandbox.ts";
 
 export const BUNDLE_LIMITS = { files: 2000, bytes: 16 * 1024 * 1024 };

@@ -1,19 +1,24 @@
 /**
  * Where a route script's handlers run. `ScriptRuntime` is what the host needs: load a script
  * (every sandbox gets it; the registrations come back as data) and call one handler per request.
+ * Both runtimes run the same sandbox side (script-side.ts) on the shared sandbox-host layer:
  *
- * - `inProcessScriptRuntime`: sandboxes on the serving thread (workerd, where an isolate is the
- *   unit of concurrency; `--threads 0` for debugging on Node and Deno).
- * - `threadScriptRuntime`: a pool of threads (lib/thread-pool.ts), each with one sandbox loaded
- *   with the script, so a handler that spins never blocks the host. Requests go to the least
- *   loaded thread; a thread that keeps answering may have a few queued (see `takesMore`), others
- *   wait in the host's queue. A replaced thread (hung, crashed) loads the current script before
- *   its first request.
+ * - `inProcessScriptRuntime`: sides on the serving thread (workerd, where an isolate is the unit
+ *   of concurrency; `--threads 0` for debugging on Node and Deno).
+ * - `threadScriptRuntime`: a pool of threads, each with one sandbox loaded with the script, so a
+ *   handler that spins never blocks the host; nothing queues behind a long handler
+ *   (lib/sandbox-host/request-threads.ts). A replaced thread (hung, crashed) loads the current
+ *   script before its first request.
  */
-import { createThreadPool, ThreadCallError, type PoolMessage, type PoolReply, type PoolThread } from "../../../lib/thread-pool.ts";
-import type { SpawnThread } from "../../../lib/threads.ts";
-import type { HostValue, SandboxEngine } from "../../../lib/sandbox/index.ts";
-import { loadScriptSandbox, ScriptLoadError, type DispatchInput, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptLimits, type ScriptNatives, type ScriptSandbox } from "./script-sandbox.ts";
+import { inProcessSides } from "../../../lib/sandbox-host/in-process.ts";
+import { ThreadCallError } from "../../../lib/sandbox-host/pool.ts";
+import { createRequestThreads, type RequestThread } from "../../../lib/sandbox-host/request-threads.ts";
+import type { SpawnThread } from "../../../lib/sandbox-host/threads.ts";
+import type { SandboxEngine } from "../../../lib/sandbox/index.ts";
+import { scriptSide, type FromScriptThread, type ScriptCall, type ScriptCallResult, type ScriptHostQuestion, type ScriptThreadInit, type ToScriptThread } from "./script-side.ts";
+import { ScriptLoadError, type DispatchInput, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptLimits, type ScriptNatives } from "./script-sandbox.ts";
+
+export type { ScriptHostQuestion } from "./script-side.ts";
 
 export interface ScriptRuntime {
   /** Loads `bundle` (ScriptLoadError when it fails: the previous script stays). */
@@ -25,25 +30,35 @@ export interface ScriptRuntime {
   close(): Promise<void>;
 }
 
-/** Hands out free items, in FIFO order of the callers. */
-function slots<T>() {
-  const free: T[] = [];
-  const waiting: ((item: T) => void)[] = [];
+export type SpawnScriptThread = SpawnThread<ToScriptThread, FromScriptThread>;
+
+/** The host's answer to a handler's service call (its hostCalls refuses what it does not have). */
+function hostAnswer(hostCalls: ScriptHostCalls | undefined) {
+  return (question: unknown) => {
+    const q = question as ScriptHostQuestion;
+    if (!hostCalls) throw new Error(`${q.module}.${q.fn}: this host has no services`);
+    return hostCalls(q.module, q.fn, q.args);
+  };
+}
+
+/** The script each side should have: a generation number per successful load. */
+function scriptGenerations() {
+  let current: ScriptBundle | undefined;
+  let generation = 0;
   return {
-    release(item: T) {
-      const next = waiting.shift();
-      if (next) next(item);
-      else free.push(item);
+    get generation() {
+      return generation;
     },
-    acquire(): Promise<T> {
-      const item = free.pop();
-      return item !== undefined ? Promise.resolve(item) : new Promise((resolve) => waiting.push(resolve));
-    },
-    drain(): T[] {
-      return free.splice(0);
+    /** The load call for a side that has `loaded` but not the current script, if any. */
+    stale: (loaded: number): ScriptCall | undefined => (loaded !== generation && current ? { op: "load", bundle: current } : undefined),
+    loaded(bundle: ScriptBundle): number {
+      current = bundle;
+      return ++generation;
     },
   };
 }
+
+const noEvents = () => {};
 
 export interface InProcessOptions {
   natives: ScriptNatives;
@@ -55,77 +70,40 @@ export interface InProcessOptions {
 }
 
 export function inProcessScriptRuntime(engine: SandboxEngine, options: InProcessOptions): ScriptRuntime {
-  let current: ScriptBundle | undefined;
-  let generation = 0;
-  /** Fixed slots; a slot's sandbox is (re)loaded on first use after a reload or a breakage. */
-  const pool = slots<{ sandbox?: ScriptSandbox; generation: number }>();
-  for (let i = 0; i < Math.max(1, options.sandboxes ?? 1); i++) pool.release({ generation: 0 });
-  const load = (bundle: ScriptBundle) => loadScriptSandbox(engine, bundle, options.natives, options.limits, options.hostCalls);
-
+  const init: ScriptThreadInit = { natives: options.natives, limits: options.limits, maxHeapMb: 0 };
+  const ask = hostAnswer(options.hostCalls);
+  const script = scriptGenerations();
+  // A side loads the current script on its first use after a reload.
+  const sides = inProcessSides(() => scriptSide(engine, init), options.sandboxes ?? 1, () => ({ loaded: 0 }));
   return {
     async load(bundle) {
-      const fresh = await load(bundle);
-      current = bundle;
-      generation++;
-      const free = pool.drain();
-      if (free[0]) {
-        free[0].sandbox?.dispose();
-        Object.assign(free[0], { sandbox: fresh, generation });
-      } else fresh.dispose();
-      for (const slot of free) pool.release(slot);
-      return fresh.registrations;
+      const slot = await sides.acquire();
+      try {
+        const registrations = (await slot.side.handle({ op: "load", bundle }, noEvents, ask)) as Registration[];
+        slot.state.loaded = script.loaded(bundle);
+        return registrations;
+      } finally {
+        sides.release(slot);
+      }
     },
     async dispatch(handler, input) {
-      const slot = await pool.acquire();
+      const slot = await sides.acquire();
       try {
-        if (!slot.sandbox || slot.generation !== generation) {
-          slot.sandbox?.dispose();
-          slot.sandbox = undefined;
-          if (!current) throw new Error("no script is loaded");
-          const g = generation;
-          slot.sandbox = await load(current);
-          slot.generation = g;
+        const reload = script.stale(slot.state.loaded);
+        if (reload) {
+          const g = script.generation;
+          await slot.side.handle(reload, noEvents, ask);
+          slot.state.loaded = g;
         }
-        const outcome = await slot.sandbox.dispatch(handler, JSON.stringify(input));
-        if (slot.sandbox.broken) {
-          slot.sandbox.dispose();
-          slot.sandbox = undefined;
-        }
-        return outcome;
+        return (await slot.side.handle({ op: "dispatch", handler, input: JSON.stringify(input) }, noEvents, ask)) as DispatchOutcome;
       } finally {
-        pool.release(slot);
+        sides.release(slot);
       }
     },
     ready: async () => {},
-    async close() {
-      for (const slot of pool.drain()) slot.sandbox?.dispose();
-    },
+    async close() {},
   };
 }
-
-// ---- threads -------------------------------------------------------------------------------------
-
-export interface ScriptThreadInit {
-  natives: ScriptNatives;
-  limits: ScriptLimits;
-  /** Hard cap of the thread's QuickJS heap, MiB. */
-  maxHeapMb: number;
-}
-
-export type ScriptCall = { op: "load"; bundle: ScriptBundle } | { op: "dispatch"; handler: number; input: string };
-export type ScriptCallResult = Registration[] | DispatchOutcome;
-export type ToScriptThread = PoolMessage<ScriptThreadInit, ScriptCall>;
-export type FromScriptThread = PoolReply<ScriptCallResult, never>;
-/** What a thread asks its host while a handler runs: a service function call. */
-export interface ScriptHostQuestion {
-  module: string;
-  fn: string;
-  args: HostValue[];
-}
-export type SpawnScriptThread = SpawnThread<ToScriptThread, FromScriptThread>;
-
-/** A busy thread that has not answered for this long takes no more queued requests. */
-const PIPELINE_STALL_MS = 10;
 
 export interface ThreadRuntimeOptions {
   natives: ScriptNatives;
@@ -141,100 +119,48 @@ export interface ThreadRuntimeOptions {
   maxHeapMb?: number;
 }
 
-interface ThreadState {
-  /** The script generation this thread has loaded (0: none). */
-  loaded: number;
-  /** Requests posted to it and not answered. */
-  slots: number;
-  /** When it last answered, or took work while idle (performance.now()). */
-  progressAt: number;
-}
-
 export function threadScriptRuntime(spawn: SpawnScriptThread, options: ThreadRuntimeOptions): ScriptRuntime {
   const graceMs = options.graceMs ?? 2000;
   const init: ScriptThreadInit = { natives: options.natives, limits: options.limits, maxHeapMb: options.maxHeapMb ?? 512 };
   const callTimeout = options.limits.wallMs + graceMs;
-  const depth = Math.max(1, options.pipeline ?? 4);
+  const ask = hostAnswer(options.hostCalls);
+  const script = scriptGenerations();
   // One thread until the first script has loaded: at a cold start the others would only compete
   // with it for the CPU (bench/routes.bench.ts, cold start); then the rest start and load it.
   let loadedOnce = false;
-  const pool = createThreadPool<ScriptThreadInit, ScriptCall, ScriptCallResult, never, ThreadState>(spawn, {
-    size: () => (loadedOnce ? (options.threads ?? 2) : 1),
+  const threads = createRequestThreads<ScriptThreadInit, ScriptCall, ScriptCallResult, { loaded: number }>(spawn, {
+    threads: () => (loadedOnce ? (options.threads ?? 2) : 1),
     init: () => init,
-    newState: () => ({ loaded: 0, slots: 0, progressAt: 0 }),
-    // A lost thread's waiter was rejected; the queue moves on to the replacement.
-    onThreadLost: () => queueMicrotask(pump),
+    newState: () => ({ loaded: 0 }),
+    depth: options.pipeline,
   });
-  let current: ScriptBundle | undefined;
-  let generation = 0;
-  const waiting: ((thread: PoolThread<ThreadState>) => void)[] = [];
   let warming: Promise<void> = Promise.resolve();
   // The first thread boots (engine, ~100 ms) while the host reads its configuration and script.
-  pool.pick(() => false);
+  threads.startAll();
 
-  /** Hands idle threads to waiting requests. */
-  function pump(): void {
-    while (waiting.length > 0) {
-      const thread = pool.pick((a, b) => a.state.slots < b.state.slots);
-      if (!takesMore(thread)) return;
-      if (thread.state.slots++ === 0) thread.state.progressAt = performance.now();
-      waiting.shift()!(thread);
-    }
-  }
-  function acquire(): Promise<PoolThread<ThreadState>> {
-    return new Promise((resolve) => {
-      waiting.push(resolve);
-      pump();
-    });
-  }
-  /**
-   * An idle thread takes a request; a busy one takes up to `depth` (posted at once, so the thread
-   * goes from one to the next without waiting for the main thread), but only while it keeps
-   * answering: a thread stuck in a long handler gets nothing more to wait behind it.
-   */
-  function takesMore(thread: PoolThread<ThreadState>): boolean {
-    const s = thread.state;
-    return s.slots === 0 || (s.slots < depth && performance.now() - s.progressAt < PIPELINE_STALL_MS);
-  }
-  function release(thread: PoolThread<ThreadState>): void {
-    thread.state.slots--;
-    thread.state.progressAt = performance.now();
-    pump();
-  }
-
-  async function loadOn(thread: PoolThread<ThreadState>, bundle: ScriptBundle, g: number): Promise<Registration[]> {
-    const registrations = (await pool.call(thread, { op: "load", bundle }, callTimeout)) as Registration[];
+  async function loadOn(thread: RequestThread<{ loaded: number }>, call: ScriptCall, g: number): Promise<Registration[]> {
+    const registrations = (await threads.call(thread, call, callTimeout)) as Registration[];
     thread.state.loaded = g;
     return registrations;
   }
 
-  // The host's hostCalls refuses a module or function it does not have.
-  const answerHostCall = (question: unknown) => {
-    const q = question as ScriptHostQuestion;
-    if (!options.hostCalls) throw new Error(`${q.module}.${q.fn}: this host has no services`);
-    return options.hostCalls(q.module, q.fn, q.args);
-  };
-
   return {
     async load(bundle) {
-      const thread = await acquire();
+      const thread = await threads.acquire();
       try {
-        const registrations = await loadOn(thread, bundle, generation + 1);
-        current = bundle;
-        generation++;
+        const registrations = await loadOn(thread, { op: "load", bundle }, script.generation + 1);
+        const g = script.loaded(bundle);
         loadedOnce = true;
-        pool.pick(() => false); // starts the other threads
+        threads.startAll();
         // The other threads load it now rather than on their first request (a cold start there
         // would cost that request the thread's engine and script load).
         const others: Promise<unknown>[] = [];
-        for (const other of pool.threads()) {
-          if (other === thread || other.state.slots > 0) continue;
-          other.state.slots++;
-          const g = generation;
+        for (const other of threads.threads()) {
+          if (other === thread || !threads.claimIdle(other)) continue;
           others.push(
-            loadOn(other, bundle, g)
+            loadOn(other, { op: "load", bundle }, g)
               .catch(() => {}) // it loads again on its first request
-              .finally(() => release(other)),
+              .finally(() => threads.release(other)),
           );
         }
         warming = Promise.all(others).then(() => {});
@@ -243,24 +169,25 @@ export function threadScriptRuntime(spawn: SpawnScriptThread, options: ThreadRun
         if (err instanceof ThreadCallError && err.code === "SCRIPT_LOAD_FAILED") throw new ScriptLoadError(err.message);
         throw err;
       } finally {
-        release(thread);
+        threads.release(thread);
       }
     },
     async dispatch(handler, input) {
-      const thread = await acquire();
+      const thread = await threads.acquire();
       try {
-        if (thread.state.loaded !== generation && current) await loadOn(thread, current, generation);
-        return (await pool.call(thread, { op: "dispatch", handler, input: JSON.stringify(input) }, callTimeout * thread.state.slots, undefined, answerHostCall)) as DispatchOutcome;
+        const reload = script.stale(thread.state.loaded);
+        if (reload) await loadOn(thread, reload, script.generation);
+        return (await threads.call(thread, { op: "dispatch", handler, input: JSON.stringify(input) }, callTimeout * thread.state.slots, ask)) as DispatchOutcome;
       } catch (err) {
         if (!(err instanceof ThreadCallError)) throw err;
         return { ok: false, failure: err.lost ? "broken" : "error", message: err.message, console: [] };
       } finally {
-        release(thread);
+        threads.release(thread);
       }
     },
     ready: () => warming,
     async close() {
-      pool.shutdown();
+      threads.shutdown();
     },
   };
 }

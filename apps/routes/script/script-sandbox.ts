@@ -6,7 +6,7 @@
  */
 import { createSandbox, SandboxBrokenError, type HostValue, type NativeModule, type SandboxEngine, type SourceResolver } from "../../../lib/sandbox/index.ts";
 import { resolveRelativePath } from "../../../lib/files/paths.ts";
-import { compileRoutePlan, normalizePrefix } from "../plan.ts";
+import { compileRoutePlan, normalizePrefix } from "../core/plan.ts";
 import { DISPATCH_GLOBAL, HOST_MODULE, HTTPMOD_FILE, HTTPMOD_SOURCE } from "./httpmod-source.ts";
 
 /** A script and everything it may `require`: files by canonical name ("/app.js"). */

@@ -1,6 +1,6 @@
 /**
  * LiveRuntimes with every sandbox in the calling thread: for tests, and the building block of
- * each worker thread (thread-host.ts) and Durable Object. A running execution holds this thread
+ * each worker thread (thread-host.ts: the sandbox side) and Durable Object. A running execution holds this thread
  * for up to `cpu_ms`, so servers use the thread pool (Node, Deno) or Durable Objects (workerd).
  */
 import type { SandboxEngine } from "../../../lib/sandbox/index.ts";

@@ -1,16 +1,17 @@
 /**
- * The thread side of the session pool (thread-pool.ts), runtime-free: each thread loads its own
- * QuickJS engine with a hard heap cap and keeps its sessions in-process. The thread entry files
+ * The session service's sandbox side on a thread of the pool (thread-pool.ts), runtime-free: the
+ * shared thread entry (lib/sandbox-host) loads the thread's engine with its heap cap, and the
+ * sessions pinned to the thread live in-process there. The thread entry files
  * (apps/sessions/node-thread.ts, deno-thread.ts) supply the endpoint and the worktree FileTree,
  * which cannot be copied from the main thread.
  */
 import type { FileTree } from "../../../lib/files/tree.ts";
-import { serveThreadCalls } from "../../../lib/thread-pool.ts";
-import type { ThreadEndpoint } from "../../../lib/threads.ts";
-import { loadQuickJS } from "../../../lib/sandbox/index.ts";
+import { serveSandboxThread, type SandboxSide } from "../../../lib/sandbox-host/sandbox-side.ts";
+import type { ThreadEndpoint } from "../../../lib/sandbox-host/threads.ts";
+import type { SandboxEngine } from "../../../lib/sandbox/index.ts";
 import { createInProcessRuntimes } from "./in-process.ts";
-import type { FromThread, ToThread } from "./thread-pool.ts";
-import type { LiveRuntimes } from "./types.ts";
+import type { ExecutionOutcome, LiveEvent } from "./types.ts";
+import type { FromThread, SessionCall, ThreadInit, ToThread } from "./thread-pool.ts";
 
 /** The thread's end of the channel to the main thread. */
 export type SessionThreadEndpoint = ThreadEndpoint<ToThread, FromThread>;
@@ -21,13 +22,10 @@ export interface ThreadSetup {
   fetch?: typeof fetch;
 }
 
-export function serveSessionThread(endpoint: SessionThreadEndpoint, setup: ThreadSetup): void {
-  let runtimes: LiveRuntimes;
-  serveThreadCalls(endpoint, {
-    async init({ hostEnv, modules, maxHeapMb }) {
-      const engine = await loadQuickJS({ maxHeapMb });
-      runtimes = createInProcessRuntimes(engine, { worktrees: setup.worktrees, fetch: setup.fetch, hostEnv, modules });
-    },
+/** Sessions in this thread's engine; each call names its session. */
+export function sessionSide(engine: SandboxEngine, { hostEnv, modules }: ThreadInit, setup: ThreadSetup): SandboxSide<SessionCall, ExecutionOutcome | null, LiveEvent> {
+  const runtimes = createInProcessRuntimes(engine, { worktrees: setup.worktrees, fetch: setup.fetch, hostEnv, modules });
+  return {
     async handle(call, emit) {
       switch (call.op) {
         case "open":
@@ -40,5 +38,9 @@ export function serveSessionThread(endpoint: SessionThreadEndpoint, setup: Threa
           return null;
       }
     },
-  });
+  };
+}
+
+export function serveSessionThread(endpoint: SessionThreadEndpoint, setup: ThreadSetup): void {
+  serveSandboxThread(endpoint, (engine, init) => sessionSide(engine, init, setup));
 }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryFileTree } from "../../../lib/files/r2.ts";
-import type { ThreadPort } from "../../../lib/threads.ts";
+import type { ThreadPort } from "../../../lib/sandbox-host/threads.ts";
 import { createNodeThreadRuntimes } from "./node-threads.ts";
 import { serveSessionThread } from "./thread-host.ts";
 import { createThreadRuntimes, type FromThread, type ToThread } from "./thread-pool.ts";

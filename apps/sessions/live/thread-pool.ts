@@ -1,5 +1,5 @@
 /**
- * LiveRuntimes over the shared thread pool (lib/thread-pool.ts): each session is pinned to one
+ * LiveRuntimes over the shared thread pool (lib/sandbox-host/pool.ts): each session is pinned to one
  * thread (the one with the fewest sessions when it opened), and the main thread only passes
  * messages. Events are posted back one by one as they are produced.
  *
@@ -8,8 +8,9 @@
  * replaced. The execution running on it rejects with RUNTIME_LOST; every other session that lived
  * on the thread is reported through `onLost`.
  */
-import { createThreadPool, MESSAGE_NOT_SENT, ThreadCallError, type PoolMessage, type PoolReply, type PoolThread } from "../../../lib/thread-pool.ts";
-import type { SpawnThread, ThreadPort } from "../../../lib/threads.ts";
+import { createThreadPool, MESSAGE_NOT_SENT, ThreadCallError, type PoolMessage, type PoolReply, type PoolThread } from "../../../lib/sandbox-host/pool.ts";
+import type { SandboxThreadInit } from "../../../lib/sandbox-host/sandbox-side.ts";
+import type { SpawnThread, ThreadPort } from "../../../lib/sandbox-host/threads.ts";
 import {
   LiveRuntimeError,
   type SessionSpec,
@@ -25,11 +26,9 @@ import {
 // ---- protocol ------------------------------------------------------------------------------------
 
 /** What a thread needs to build its runtimes (plain data: it is copied to the thread). */
-export interface ThreadInit {
+export interface ThreadInit extends SandboxThreadInit {
   hostEnv: Record<string, string | undefined>;
   modules?: readonly ModuleName[];
-  /** Hard cap of the thread's QuickJS heap (loadQuickJS maxHeapMb). */
-  maxHeapMb: number;
 }
 
 export type SessionCall =

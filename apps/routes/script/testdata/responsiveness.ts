@@ -2,7 +2,7 @@
  * Shared by the Node test and the Deno check: a host whose handlers run on the given thread
  * spawner; one request spins for 2 s while others are timed. Prints nothing; returns what it saw.
  */
-import { createRouteHost } from "../../host.ts";
+import { createRouteHost } from "../../core/host.ts";
 import { threadScriptRuntime, type SpawnScriptThread } from "../runtime.ts";
 
 const SCRIPT = `const app = require("httpmod").app();

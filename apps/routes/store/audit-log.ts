@@ -1,6 +1,6 @@
 /** An AuditSink that writes each event as one structured log line (`audit` at info level). */
-import type { Logger } from "../../lib/log.ts";
-import type { AuditEvent, AuditSink } from "./services.ts";
+import type { Logger } from "../../../lib/log.ts";
+import type { AuditEvent, AuditSink } from "../core/services.ts";
 
 export function logAuditSink(logger: Logger): AuditSink {
   return {

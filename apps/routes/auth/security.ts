@@ -4,16 +4,16 @@
  * or random per process); a program's bearer token or a browser's session after `/auth/login`; the policy
  * authorizer when a policy is given, else the scope authorizer.
  */
-import { createBearerAuthenticator } from "./auth/bearer.ts";
-import { createBrowserSignIn, DEFAULT_CLIENT_ID, sessionOrBearer } from "./auth/browser.ts";
-import { createCsrfProtector } from "./auth/csrf.ts";
-import { policyAuthorizer, type Policy } from "./auth/policy.ts";
-import { scopeAuthorizer } from "./auth/scope-authorizer.ts";
-import type { RouteHost } from "./host.ts";
-import type { AuthServices } from "./services.ts";
-import { DEFAULT_SESSION_COOKIE, randomHex } from "./session.ts";
-import { persistedSessionSecret, sqlSignedInStore } from "./store.ts";
-import type { SqlStore } from "../../lib/db/store.ts";
+import { createBearerAuthenticator } from "./bearer.ts";
+import { createBrowserSignIn, DEFAULT_CLIENT_ID, sessionOrBearer } from "./browser.ts";
+import { createCsrfProtector } from "./csrf.ts";
+import { policyAuthorizer, type Policy } from "./policy.ts";
+import { scopeAuthorizer } from "./scope-authorizer.ts";
+import type { RouteHost } from "../core/host.ts";
+import type { AuthServices } from "../core/services.ts";
+import { DEFAULT_SESSION_COOKIE, randomHex } from "../core/session.ts";
+import { persistedSessionSecret, sqlSignedInStore } from "../store/store.ts";
+import type { SqlStore } from "../../../lib/db/store.ts";
 
 export interface HostSecuritySettings {
   /** Empty or unset: no authenticator (authenticated routes answer 500) and no sign-in. */

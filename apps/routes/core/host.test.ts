@@ -3,11 +3,11 @@ import { mkdtemp, mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nodeFileTree } from "../../lib/adapters/node-files.ts";
-import { memoryFileTree } from "../../lib/files/r2.ts";
+import { nodeFileTree } from "../../../lib/adapters/node-files.ts";
+import { memoryFileTree } from "../../../lib/files/r2.ts";
 import type { RouteHost } from "./host.ts";
 import { AuthenticationError, ResourceNotFoundError, type Actor, type AuditEvent, type AuthServices } from "./services.ts";
-import { call, scriptHost } from "./testing.ts";
+import { call, scriptHost } from "../testing.ts";
 
 const PRELUDE = `const httpmod = require("httpmod"); const app = httpmod.app(); const user = httpmod.user().required();`;
 

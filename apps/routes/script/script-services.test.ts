@@ -1,15 +1,15 @@
 /** `require("resources")` and `require("audit")`: a handler's own records, in process and on threads. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { nodeRuntime } from "../../lib/adapters/node.ts";
-import { nodeThreadSpawner } from "../../lib/adapters/node-threads.ts";
-import { openSqlStore } from "../../lib/db/open.ts";
-import type { SqlStore } from "../../lib/db/store.ts";
-import { createRouteHost, type RouteHost, type RouteHostOptions } from "./host.ts";
-import { threadScriptRuntime } from "./script/runtime.ts";
-import { DEFAULT_SCRIPT_LIMITS } from "./script/script-sandbox.ts";
+import { nodeRuntime } from "../../../lib/adapters/node.ts";
+import { nodeThreadSpawner } from "../../../lib/adapters/node-threads.ts";
+import { openSqlStore } from "../../../lib/db/open.ts";
+import type { SqlStore } from "../../../lib/db/store.ts";
+import { createRouteHost, type RouteHost, type RouteHostOptions } from "../core/host.ts";
+import { threadScriptRuntime } from "./runtime.ts";
+import { DEFAULT_SCRIPT_LIMITS } from "./script-sandbox.ts";
 import { storeServices } from "./script-services.ts";
-import { getResource, listResources, prepareRoutesStore, putResource, sqlAuditSink, sqlResourceResolver } from "./store.ts";
-import { call, scriptHost } from "./testing.ts";
+import { getResource, listResources, prepareRoutesStore, putResource, sqlAuditSink, sqlResourceResolver } from "../store/store.ts";
+import { call, scriptHost } from "../testing.ts";
 
 const SCRIPT = `const httpmod = require("httpmod"); const app = httpmod.app();
 const resources = require("resources"), audit = require("audit");
@@ -77,7 +77,7 @@ describe("the store's script services", () => {
   it("do the same from handlers on threads (the thread asks the host)", async () => {
     const host = createRouteHost({
       ...options(store),
-      runtime: (natives, hostCalls) => threadScriptRuntime(nodeThreadSpawner(new URL("./node-thread.ts", import.meta.url)), { natives, hostCalls, limits: DEFAULT_SCRIPT_LIMITS, threads: 1 }),
+      runtime: (natives, hostCalls) => threadScriptRuntime(nodeThreadSpawner(new URL("../node-thread.ts", import.meta.url)), { natives, hostCalls, limits: DEFAULT_SCRIPT_LIMITS, threads: 1 }),
     });
     await host.loadScript({ entry: "/app.js", files: { "/app.js": SCRIPT } });
     await exercise(host);

@@ -10,11 +10,11 @@
  * sees is `{id, tenantId, type, owner?, ...attributes}`. A resource asked for under another tenant
  * (`tenantFromParam`) is not found, so a URL never tells whether another tenant's resource exists.
  */
-import { applyMigrations, type Migration } from "../../lib/db/migrate.ts";
-import type { SqlStore, SqlValue } from "../../lib/db/store.ts";
-import { sha256Base64url } from "../../lib/oauth/jose.ts";
-import type { SignedInSession, SignedInStore } from "./auth/signed-in.ts";
-import type { AuditEvent, AuditOutcome, AuditSink, ResourceRef, ResourceResolver } from "./services.ts";
+import { applyMigrations, type Migration } from "../../../lib/db/migrate.ts";
+import type { SqlStore, SqlValue } from "../../../lib/db/store.ts";
+import { sha256Base64url } from "../../../lib/oauth/jose.ts";
+import type { SignedInSession, SignedInStore } from "../auth/signed-in.ts";
+import type { AuditEvent, AuditOutcome, AuditSink, ResourceRef, ResourceResolver } from "../core/services.ts";
 
 export const ROUTES_MIGRATIONS: readonly Migration[] = [
   {

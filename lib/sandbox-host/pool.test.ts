@@ -1,6 +1,6 @@
 /** The pool's calls and the thread's questions to its host, over in-memory ports. */
 import { describe, expect, it } from "vitest";
-import { createThreadPool, MAX_TIMER_MS, serveThreadCalls, ThreadCallError, timerDelay, type PoolMessage, type PoolReply } from "./thread-pool.ts";
+import { createThreadPool, MAX_TIMER_MS, serveThreadCalls, ThreadCallError, timerDelay, type PoolMessage, type PoolReply } from "./pool.ts";
 import type { SpawnThread, ThreadEndpoint } from "./threads.ts";
 
 type Req = { op: "sum"; n: number } | { op: "ask"; questions: unknown[] } | { op: "echo"; value: unknown } | { op: "slow"; ms: number } | { op: "deep"; depth: number };

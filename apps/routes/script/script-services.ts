@@ -21,11 +21,11 @@
  * `STORE_MISSING`, so a script that requires them still loads (and its plan table prints).
  */
 import * as v from "valibot";
-import type { SqlStore } from "../../lib/db/store.ts";
-import type { HostValue } from "../../lib/sandbox/index.ts";
-import type { HostServiceFunction } from "./host.ts";
-import type { AuditOutcome } from "./services.ts";
-import { deleteResource, getResource, listResources, putResource, queryAudit } from "./store.ts";
+import type { SqlStore } from "../../../lib/db/store.ts";
+import type { HostValue } from "../../../lib/sandbox/index.ts";
+import type { HostServiceFunction } from "../core/host.ts";
+import type { AuditOutcome } from "../core/services.ts";
+import { deleteResource, getResource, listResources, putResource, queryAudit } from "../store/store.ts";
 
 export const RESOURCES_MODULE = "resources";
 export const AUDIT_MODULE = "audit";

@@ -6,9 +6,9 @@
  * authentication; a body over the limit is 413, counted while it streams.
  */
 import { parse as parseCookies } from "hono/utils/cookie";
-import { BodyLimitError, boundedStream, readBoundedBytes } from "../../lib/http/body-limit.ts";
-import { JsonDepthError, parseJsonBounded } from "../../lib/http/json-limits.ts";
-import type { HostValue } from "../../lib/sandbox/index.ts";
+import { BodyLimitError, boundedStream, readBoundedBytes } from "../../../lib/http/body-limit.ts";
+import { JsonDepthError, parseJsonBounded } from "../../../lib/http/json-limits.ts";
+import type { HostValue } from "../../../lib/sandbox/index.ts";
 import type { HostSession } from "./services.ts";
 
 export interface ScriptRequest {

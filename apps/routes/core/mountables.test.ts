@@ -1,7 +1,7 @@
 /** The identity provider mounted behind a script, in this process. */
 import { describe, expect, it } from "vitest";
 import { idpMountable } from "./mountables.ts";
-import { call, scriptHost } from "./testing.ts";
+import { call, scriptHost } from "../testing.ts";
 
 describe("require('idp').handler()", () => {
   it("serves the identity provider under the mount's prefix, with that prefix in its issuer", async () => {

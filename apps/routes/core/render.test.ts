@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { renderValue } from "./render.ts";
-import { call, scriptHost } from "./testing.ts";
+import { call, scriptHost } from "../testing.ts";
 
 describe("the default renderer", () => {
   it("renders data as an escaped page: title, tables for lists of objects, lists, definition lists", async () => {

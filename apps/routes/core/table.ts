@@ -1,0 +1,107 @@
+/**
+ * The route table: a script's registrations (data from httpmod) and the host's own routes, each
+ * compiled once into its Hono handlers, and the plan table's rows (`routes()`).
+ */
+import type { Handler } from "hono";
+import type { FileTree } from "../../../lib/files/tree.ts";
+import type { StaticDirectory } from "../../../lib/http/static-files.ts";
+import type { FetchHandler } from "../../../lib/runtime.ts";
+import type { Target } from "../pipeline/handler.ts";
+import type { PipelineEnv } from "../pipeline/state.ts";
+import { staticDirectory, type Registration } from "../script/script-sandbox.ts";
+import type { MountEntry } from "./mounts.ts";
+import { compileRoutePlan, type RoutePattern, type RoutePlan } from "./plan.ts";
+import type { RouteInfo } from "./types.ts";
+
+export interface RouteEntry {
+  plan?: RoutePlan;
+  method: string;
+  pattern: RoutePattern;
+  rawPattern: string;
+  source: "script" | "host";
+  at?: string;
+  /** What Hono runs for it: a planned route's stages, or a raw handler. */
+  handlers: Handler<PipelineEnv>[];
+}
+
+export interface ScriptTable {
+  mounts: MountEntry[];
+  routes: RouteEntry[];
+}
+
+export interface CompileDeps {
+  /** What each mountable and assets token a script was handed stands for. */
+  mountTokens: Map<string, FetchHandler>;
+  assetTokens: Map<string, StaticDirectory>;
+  files?: { tree: FileTree; root: string };
+  stages(plan: RoutePlan, target: Target): Handler<PipelineEnv>[];
+}
+
+/** `dir`'s subdirectory `rel` (already checked by staticDirectory in the sandbox: re-checked). */
+function below(dir: { tree: FileTree; root: string }, rel: string): StaticDirectory {
+  const clean = staticDirectory(rel, "static directory");
+  return { tree: dir.tree, root: clean === "" ? dir.root : `${dir.root.replace(/\/+$/, "")}/${clean}` };
+}
+
+export function plannedEntry(plan: RoutePlan & { parsed: RoutePattern }, target: Target, source: "script" | "host", deps: Pick<CompileDeps, "stages">): RouteEntry {
+  const at = target.kind === "host" ? undefined : target.at;
+  return { plan, method: plan.method, pattern: plan.parsed, rawPattern: plan.pattern, source, at, handlers: deps.stages(plan, target) };
+}
+
+export function compileRegistrations(registrations: Registration[], deps: CompileDeps): ScriptTable {
+  const mounts: MountEntry[] = [];
+  const routes: RouteEntry[] = [];
+  const mountable = (token: string, at: string) => {
+    const handler = deps.mountTokens.get(token);
+    if (!handler) throw new Error(`${at}: unknown mountable`);
+    return handler;
+  };
+  for (const r of registrations) {
+    switch (r.kind) {
+      case "route": {
+        routes.push(plannedEntry(compileRoutePlan(r.plan), { kind: "script", handler: r.handler, at: r.at }, "script", deps));
+        break;
+      }
+      case "guardedMount": {
+        const plan = compileRoutePlan(r.plan);
+        // The literal part before "/*": the mount's prefix (what stripPrefix removes).
+        const prefix = plan.parsed.path.endsWith("/*") ? plan.parsed.path.slice(0, -2) || "/" : plan.parsed.path;
+        routes.push(plannedEntry(plan, { kind: "mount", handler: mountable(r.mountable, r.at), prefix, strip: r.stripPrefix, at: r.at }, "script", deps));
+        break;
+      }
+      case "mount":
+        mounts.push({ kind: "mount", prefix: r.prefix, handler: mountable(r.mountable, r.at), stripPrefix: r.stripPrefix, excludePrefixes: r.excludePrefixes, at: r.at });
+        break;
+      case "static":
+        if (!deps.files) throw new Error(`${r.at}: app.static is not available on this host`);
+        mounts.push({ kind: "static", prefix: r.prefix, dir: below(deps.files, r.directory), excludePrefixes: [], at: r.at });
+        break;
+      case "assets": {
+        const dir = deps.assetTokens.get(r.assets);
+        if (!dir) throw new Error(`${r.at}: unknown assets module`);
+        mounts.push({ kind: "static", prefix: r.prefix, dir: below(dir, r.root), excludePrefixes: [], at: r.at });
+        break;
+      }
+    }
+  }
+  return { mounts, routes };
+}
+
+/** The plan table, one row a mount or route, in the order they are matched. */
+export function routeRows(mounts: MountEntry[], routes: RouteEntry[]): RouteInfo[] {
+  const rows: RouteInfo[] = [];
+  for (const m of mounts) rows.push({ kind: m.kind, pattern: m.prefix, access: m.kind, source: "script", at: m.at });
+  for (const r of routes) {
+    if (!r.plan) {
+      rows.push({ kind: "route", method: r.method, pattern: r.rawPattern, access: "raw", source: r.source });
+      continue;
+    }
+    const p = r.plan;
+    const row: RouteInfo = { kind: "route", method: p.method, pattern: p.pattern, name: p.name, access: p.public ? "public" : p.auth?.required ? "auth" : "auth?", resources: p.resources.map((x) => x.type), csrf: p.csrf, source: r.source };
+    if (p.action !== undefined) row.action = p.action;
+    if (p.audit !== undefined) row.audit = p.audit;
+    if (r.at) row.at = r.at;
+    rows.push(row);
+  }
+  return rows;
+}

@@ -1,0 +1,79 @@
+/**
+ * The route host's sandbox side (lib/sandbox-host), runtime-free: one sandbox loaded with the
+ * current script, in process or on a thread. A sandbox that broke (out of memory, native stack
+ * overflow) is replaced by a fresh one loaded with the same script.
+ */
+import { serveSandboxThread, type AskHost, type SandboxSide, type SandboxThreadInit } from "../../../lib/sandbox-host/sandbox-side.ts";
+import type { PoolMessage, PoolReply } from "../../../lib/sandbox-host/pool.ts";
+import type { ThreadEndpoint } from "../../../lib/sandbox-host/threads.ts";
+import type { HostValue, SandboxEngine } from "../../../lib/sandbox/index.ts";
+import { loadScriptSandbox, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptLimits, type ScriptNatives, type ScriptSandbox } from "./script-sandbox.ts";
+
+// ---- protocol: what crosses ----------------------------------------------------------------------
+
+export interface ScriptThreadInit extends SandboxThreadInit {
+  natives: ScriptNatives;
+  limits: ScriptLimits;
+}
+
+export type ScriptCall = { op: "load"; bundle: ScriptBundle } | { op: "dispatch"; handler: number; input: string };
+export type ScriptCallResult = Registration[] | DispatchOutcome;
+export type ToScriptThread = PoolMessage<ScriptThreadInit, ScriptCall>;
+export type FromScriptThread = PoolReply<ScriptCallResult, never>;
+
+/** What a handler asks its host while it runs: a service function call. */
+export interface ScriptHostQuestion {
+  module: string;
+  fn: string;
+  args: HostValue[];
+}
+
+// ---- the side ------------------------------------------------------------------------------------
+
+/** Runs one call at a time (its owner makes sure: a slot in process, `oneAtATime` on a thread), so
+ * a service call belongs to the call now running. */
+export function scriptSide(engine: SandboxEngine, init: ScriptThreadInit): SandboxSide<ScriptCall, ScriptCallResult, never> {
+  let bundle: ScriptBundle | undefined;
+  let sandbox: ScriptSandbox | undefined;
+  let ask: AskHost | undefined;
+  const hostCalls: ScriptHostCalls = async (module, fn, args) => {
+    if (!ask) throw new Error("no handler is running");
+    return (await ask({ module, fn, args } satisfies ScriptHostQuestion)) as HostValue;
+  };
+  const load = (b: ScriptBundle) => loadScriptSandbox(engine, b, init.natives, init.limits, hostCalls);
+
+  async function work(call: ScriptCall): Promise<ScriptCallResult> {
+    if (call.op === "load") {
+      // A script that fails to load leaves the previous one in place.
+      const fresh = await load(call.bundle);
+      sandbox?.dispose();
+      sandbox = fresh;
+      bundle = call.bundle;
+      return fresh.registrations;
+    }
+    if (!sandbox || !bundle) throw new Error("no script is loaded");
+    const outcome = await sandbox.dispatch(call.handler, call.input);
+    if (sandbox.broken) {
+      sandbox.dispose();
+      sandbox = undefined;
+      sandbox = await load(bundle);
+    }
+    return outcome;
+  }
+
+  return {
+    async handle(call, _emit, askHost) {
+      ask = askHost;
+      try {
+        return await work(call);
+      } finally {
+        ask = undefined;
+      }
+    },
+  };
+}
+
+/** A handler thread's entry (apps/routes/entries/*-thread.ts supply the endpoint). */
+export function serveScriptThread(endpoint: ThreadEndpoint<ToScriptThread, FromScriptThread>): void {
+  serveSandboxThread(endpoint, scriptSide, { oneAtATime: true });
+}
