@@ -21,6 +21,13 @@
  *
  * The script re-runs itself as `... plain-hono <port> [thread|quickjs]` and
  * `... planned <port> <issuer> <script>`.
+ *
+ * `tsx bench/routes.bench.ts dispatch` measures the sandbox side alone, on one thread: the public
+ * and the reading route's handlers called through `ScriptSandbox.dispatch` with the inputs the
+ * host makes for the benchmark's requests (µs a call; BENCH_DISPATCH_CALLS calls a round, default
+ * 20,000, best of BENCH_ROUNDS). To profile it: `node --cpu-prof --cpu-prof-dir=/tmp/prof --import
+ * tsx bench/routes.bench.ts dispatch`. A server's own profile lacks this part: the handler threads
+ * start without the parent's flags (lib/adapters/node-threads.ts).
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
@@ -267,7 +274,52 @@ async function main(): Promise<void> {
   console.log(`\ntargets: ${targets.map(([ok, what]) => `${ok ? "met" : "MISSED"}: ${what}`).join("; ")}`);
 }
 
+/** The sandbox side alone (see the top of this file): µs per `dispatch` of each route's handler. */
+async function runDispatch(): Promise<void> {
+  const { loadQuickJS } = await import("../lib/sandbox/index.ts");
+  const { createRouteHost } = await import("../apps/routes/core/host.ts");
+  const { inProcessScriptRuntime } = await import("../apps/routes/script/runtime.ts");
+  const { DEFAULT_SCRIPT_LIMITS, loadScriptSandbox } = await import("../apps/routes/script/script-sandbox.ts");
+  type Input = Parameters<ReturnType<typeof inProcessScriptRuntime>["dispatch"]>[1];
+  const engine = await loadQuickJS();
+  const bundle = { entry: "/app.js", files: { "/app.js": SCRIPT } };
+  // The inputs the host builds for the benchmark's requests, caught on their way to the runtime.
+  const inputs = new Map<number, Input>();
+  const host = createRouteHost({
+    runtime: (natives, hostCalls) => {
+      const runtime = inProcessScriptRuntime(engine, { natives, hostCalls, limits: DEFAULT_SCRIPT_LIMITS });
+      return { ...runtime, dispatch: (handler: number, input: Input) => (inputs.set(handler, input), runtime.dispatch(handler, input)) };
+    },
+  });
+  await host.loadScript(bundle);
+  const requests: [string, number, Request][] = [
+    ["public route (/hello)", 0, new Request("http://127.0.0.1/hello", { headers: { "user-agent": "autocannon" } })],
+    ["reading route (/read/:id)", 3, new Request("http://127.0.0.1/read/n%201?q=find", { method: "POST", headers: { "user-agent": "autocannon", "x-agent": "bench", "content-type": "application/json" }, body: JSON.stringify({ n: 7, tags: ["a", "b", "c"] }) })],
+  ];
+  const sandbox = await loadScriptSandbox(engine, bundle, { mountables: {}, assets: {}, staticFiles: false, services: {} });
+  const calls = Number(process.env.BENCH_DISPATCH_CALLS ?? 20_000);
+  console.log(`sandbox side: ScriptSandbox.dispatch on one thread, best of ${ROUNDS} rounds of ${fmt(calls)} calls (the input made once, as the runtime makes it)`);
+  for (const [name, handler, request] of requests) {
+    const res = await host.fetch(request, { requestId: "bench", clientAddress: "127.0.0.1" });
+    if (res.status !== 200) throw new Error(`${name}: ${res.status} ${await res.text()}`);
+    const json = JSON.stringify(inputs.get(handler));
+    const best: number[] = [];
+    for (let r = 0; r < ROUNDS + 1; r++) {
+      const t0 = performance.now();
+      for (let i = 0; i < calls; i++) {
+        const outcome = await sandbox.dispatch(handler, json);
+        if (!outcome.ok) throw new Error(`${name}: ${outcome.message}`);
+      }
+      if (r > 0) best.push(((performance.now() - t0) * 1000) / calls); // the first round warms up
+    }
+    console.log(`| ${name} | ${Math.min(...best).toFixed(1)} µs a dispatch | rounds: ${best.map((b) => b.toFixed(1)).join(", ")} µs |`);
+  }
+  sandbox.dispose();
+  await host.close();
+}
+
 const [mode, port, ...rest] = process.argv.slice(2);
-if (mode === "plain-hono") await runPlainHono(Number(port), rest[0]);
+if (mode === "dispatch") await runDispatch();
+else if (mode === "plain-hono") await runPlainHono(Number(port), rest[0]);
 else if (mode === "planned") await runPlanned(Number(port), rest[0]!, rest[1]!);
 else await main();

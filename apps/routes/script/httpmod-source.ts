@@ -22,6 +22,12 @@ export const HTTPMOD_FILE = "/.host/httpmod.js";
 export const DISPATCH_GLOBAL = "__httpmod_dispatch";
 /** The native module carrying registrations and responses to the host. */
 export const HOST_MODULE = "httpmod:host";
+/**
+ * The content types of a compact answer, by code: the dispatcher answers status 200 with no
+ * header but one of these (index 0: none) and a string body as the character `\x01` + code
+ * (`\x05` + code when the handler read `request.session`) followed by the body.
+ */
+export const COMPACT_TYPES = ["", "text/plain; charset=utf-8", "text/html; charset=utf-8", "application/json"] as const;
 
 export const HTTPMOD_SOURCE = String.raw`"use strict";
 const host = require("${HOST_MODULE}"), key = host.claim();
@@ -167,49 +173,65 @@ function app() {
 }
 
 // ---- dispatch ----------------------------------------------------------------------------------
-// One request crosses as two JSON strings (in: the request; out: the response), parsed and made by
-// QuickJS's own JSON: far cheaper than a host call or a copied object per field (bench/routes).
+// One request crosses as two strings: in, the request as JSON (parsed by QuickJS's own JSON: far
+// cheaper than a host call or a copied object per field); out, the response. The common answer
+// (status 200, no header but the content type a helper chose, a string body) goes out as one code
+// character and the body as it is, with no JSON made of it: COMPACT_TYPES in httpmod-source.ts.
+// Everything else goes out as JSON (script-sandbox.ts's responseFrom reads both).
 
 const STATE = Symbol("state");
-const TEXT = "text/plain; charset=utf-8", HTML = "text/html; charset=utf-8";
+const parse = JSON.parse, defineProperty = Object.defineProperty;
+/** Content types the helpers set, by code (0: none); codes 0-3 have a compact answer. */
+const TYPES = ${JSON.stringify(COMPACT_TYPES)}.concat("application/octet-stream");
+const T_NONE = 0, T_TEXT = 1, T_HTML = 2, T_JSON = 3, T_BYTES = 4;
+/** The compact answer's first character by type code, then the same with the session read. */
+const COMPACT = ["\x01", "\x02", "\x03", "\x04", "\x05", "\x06", "\x07", "\x08"];
 
-function textType(text) { return /^\s*</.test(text) ? HTML : TEXT; }
+function textType(text) {
+  const c = text.charCodeAt(0);
+  // Visible ASCII other than "<" cannot start /^\s*</: no regular expression for most bodies.
+  if (c > 32 && c < 127) return c === 60 ? T_HTML : T_TEXT;
+  return /^\s*</.test(text) ? T_HTML : T_TEXT;
+}
 
-/** The response helpers: methods on a shared prototype, state in a symbol-keyed field. */
+/** The response helpers: methods on a shared prototype, state in a symbol-keyed field. The
+ * headers a script set stay null until it sets one; the helpers' content type is kept apart
+ * (\`type\`) and goes after them, where it was pushed when the answer finished. */
 class Res {
-  constructor() { this[STATE] = { status: 200, headers: [], body: null, sent: false }; freeze(this); }
-  status(code) { open(this); this[STATE].status = code; return this; }
+  constructor() { this[STATE] = { status: 200, headers: null, type: T_NONE, body: null, sent: false, bytes: false, render: undefined }; freeze(this); }
+  status(code) { open(this).status = code; return this; }
   set(name, value) {
     const s = open(this), n = String(name);
-    if (n.toLowerCase() === "content-type") s.headers = s.headers.filter((h) => h[0].toLowerCase() !== "content-type");
+    if (s.headers === null) s.headers = [];
+    else if (n.toLowerCase() === "content-type") s.headers = s.headers.filter((h) => h[0].toLowerCase() !== "content-type");
     s.headers.push([n, String(value)]);
     return this;
   }
   type(contentType) { return this.set("content-type", contentType); }
-  json(value) { finish(this, value === undefined ? "null" : stringify(value), "application/json"); }
+  json(value) { finish(this, value === undefined ? "null" : stringify(value), T_JSON); }
   send(value) {
     if (value instanceof Uint8Array || value instanceof ArrayBuffer) {
       host.bytes(key, value instanceof ArrayBuffer ? new Uint8Array(value) : value);
-      finish(this, null, "application/octet-stream");
+      finish(this, null, T_BYTES);
       this[STATE].bytes = true;
       return;
     }
-    if (value === undefined || value === null) return finish(this, "", undefined);
+    if (value === undefined || value === null) return finish(this, "", T_NONE);
     if (typeof value === "string") return finish(this, value, textType(value));
     if (typeof value === "object") return this.json(value);
-    finish(this, String(value), TEXT);
+    finish(this, String(value), T_TEXT);
   }
   html(value) {
-    if (typeof value === "string") return finish(this, value, HTML);
+    if (typeof value === "string") return finish(this, value, T_HTML);
     open(this).render = value === undefined ? null : value;
-    finish(this, null, HTML);
+    finish(this, null, T_HTML);
   }
   redirect(a, b) {
     const status = b === undefined ? 302 : a, url = b === undefined ? a : b;
     this.status(status).set("location", String(url));
-    finish(this, "", undefined);
+    finish(this, "", T_NONE);
   }
-  end() { const s = this[STATE]; finish(this, s.body === null ? "" : s.body, undefined); }
+  end() { const s = this[STATE]; finish(this, s.body === null ? "" : s.body, T_NONE); }
 }
 freeze(Res.prototype);
 
@@ -218,9 +240,14 @@ function open(res) {
   if (s.sent) throw new ErrorC("the response was already sent");
   return s;
 }
+function hasType(headers) {
+  if (headers === null) return false;
+  for (let i = 0; i < headers.length; i++) if (headers[i][0].toLowerCase() === "content-type") return true;
+  return false;
+}
 function finish(res, body, type) {
   const s = open(res);
-  if (type && !s.headers.some((h) => h[0].toLowerCase() === "content-type")) s.headers.push(["content-type", type]);
+  if (type !== T_NONE && !hasType(s.headers)) s.type = type;
   s.body = body;
   s.sent = true;
 }
@@ -236,29 +263,35 @@ class PlannedContext {
 }
 freeze(PlannedContext.prototype);
 
-/** Applies the handler result rules (decisions.md); the response as JSON for the host. */
-function complete(res, value, session) {
+/** Applies the handler result rules (decisions.md); the response for the host, compact or JSON. */
+function complete(res, value, sessionUsed) {
   const s = res[STATE];
   if (!s.sent) {
     if (typeof value === "string") res.send(value);
     else if (value !== undefined && value !== null) res.html(value);
     else res.end();
   }
-  return stringify({ status: s.status, headers: s.headers, body: s.body, bytes: !!s.bytes, render: s.render, hasRender: s.render !== undefined, sessionUsed: session.used });
+  const t = s.type, headers = s.headers;
+  if (s.status === 200 && headers === null && typeof s.body === "string" && (t === T_NONE || t === T_TEXT || t === T_HTML || t === T_JSON)) {
+    return COMPACT[sessionUsed ? t + 4 : t] + s.body;
+  }
+  const all = t === T_NONE ? headers || [] : (headers || []).concat([["content-type", TYPES[t]]]);
+  return stringify({ status: s.status, headers: all, body: s.body, bytes: s.bytes, render: s.render, hasRender: s.render !== undefined, sessionUsed });
 }
 
 function dispatch(index, text) {
   const handler = handlers[index];
   if (typeof handler !== "function") throw new ErrorC("no handler " + index);
-  const input = JSON.parse(text);
-  const res = new Res();
+  const input = parse(text);
+  const request = input.request, res = new Res();
   // Reading the session is what gives a new session its cookie (apps/routes/session.ts).
-  const session = { value: input.request.session, used: false };
-  Object.defineProperty(input.request, "session", { get() { session.used = true; return session.value; }, enumerable: true });
+  const session = request.session;
+  let used = false;
+  defineProperty(request, "session", { get() { used = true; return session; }, enumerable: true });
   // Every script route is planned (the handler-only overload is gone): handlers get (ctx, res).
   const out = handler(new PlannedContext(input), res);
-  if (out !== null && typeof out === "object" && typeof out.then === "function") return out.then((v) => complete(res, v, session));
-  return complete(res, out, session);
+  if (out !== null && typeof out === "object" && typeof out.then === "function") return out.then((v) => complete(res, v, used));
+  return complete(res, out, used);
 }
 Object.defineProperty(globalThis, "${DISPATCH_GLOBAL}", { value: dispatch, writable: false, configurable: false, enumerable: false });
 

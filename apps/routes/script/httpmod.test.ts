@@ -95,6 +95,43 @@ describe("httpmod in the sandbox", () => {
     );
   });
 
+  it("answers the same whether the dispatcher sends the short form (200, a helper's type, a string) or JSON", async () => {
+    const host = await scriptHost(
+      `const httpmod = require("httpmod"); const app = httpmod.app();
+       app.get("/text").public().handle(() => "\u0001starts with a control character, ends in é ✓");
+       app.get("/empty").public().handle(() => "");
+       app.get("/nbsp").public().handle(() => "\u00a0<b>html after a no-break space</b>");
+       app.get("/none").public().handle((ctx, res) => res.send(null));
+       app.get("/json").public().handle((ctx, res) => res.json({ a: "\u2028" }));
+       app.get("/typed").public().handle((ctx, res) => res.type("text/csv").send("<not html>"));
+       app.get("/status").public().handle((ctx, res) => res.status(202).send("accepted"));
+       app.get("/session").public().handle((ctx) => "session " + typeof ctx.request.session.id);
+       app.get("/session-json").public().handle((ctx, res) => res.status(201).json({ isNew: ctx.request.session.isNew }));
+       app.get("/later").public().handle(async (ctx) => { await null; return "late " + (ctx.request.session ? "read" : ""); });
+       app.get("/patched").public().handle(() => { JSON.parse = () => ({}); JSON.stringify = () => "nope"; Object.defineProperty = () => {}; return "patched"; });`,
+    );
+    const answer = async (path: string) => {
+      const res = await call(host, "GET", path);
+      return [res.status, [...res.headers].filter(([name]) => name !== "set-cookie"), res.text, res.headers.has("set-cookie")];
+    };
+    const TEXT = ["content-type", "text/plain; charset=utf-8"];
+    expect(await answer("/text")).toEqual([200, [TEXT], "\u0001starts with a control character, ends in é ✓", false]);
+    expect(await answer("/empty")).toEqual([200, [TEXT], "", false]);
+    expect(await answer("/nbsp")).toEqual([200, [["content-type", "text/html; charset=utf-8"]], "\u00a0<b>html after a no-break space</b>", false]);
+    expect(await answer("/none")).toEqual([200, [], "", false]);
+    expect(await answer("/json")).toEqual([200, [["content-type", "application/json"]], '{"a":"\u2028"}', false]);
+    expect(await answer("/typed")).toEqual([200, [["content-type", "text/csv"]], "<not html>", false]);
+    expect(await answer("/status")).toEqual([202, [TEXT], "accepted", false]);
+    expect(await answer("/session")).toEqual([200, [TEXT], "session string", true]);
+    expect(await answer("/session-json")).toEqual([201, [["content-type", "application/json"]], '{"isNew":true}', true]);
+    expect(await answer("/later")).toEqual([200, [TEXT], "late read", true]);
+    // The dispatcher keeps the built-ins it started with: a script that replaces them changes its
+    // own calls, not how its requests are read and answered.
+    expect(await answer("/patched")).toEqual([200, [TEXT], "patched", false]);
+    expect(await answer("/session-json")).toEqual([201, [["content-type", "application/json"]], '{"isNew":true}', true]);
+    await host.close();
+  });
+
   it("cannot reach the host's files, network, environment or other modules", async () => {
     expect(
       await lines(`

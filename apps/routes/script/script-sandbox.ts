@@ -7,7 +7,7 @@
 import { createSandbox, SandboxBrokenError, type HostValue, type NativeModule, type SandboxEngine, type SourceResolver } from "../../../lib/sandbox/index.ts";
 import { resolveRelativePath } from "../../../lib/files/paths.ts";
 import { compileRoutePlan, normalizePrefix } from "../core/plan.ts";
-import { DISPATCH_GLOBAL, HOST_MODULE, HTTPMOD_FILE, HTTPMOD_SOURCE } from "./httpmod-source.ts";
+import { COMPACT_TYPES, DISPATCH_GLOBAL, HOST_MODULE, HTTPMOD_FILE, HTTPMOD_SOURCE } from "./httpmod-source.ts";
 
 /** A script and everything it may `require`: files by canonical name ("/app.js"). */
 export interface ScriptBundle {
@@ -150,8 +150,16 @@ function prefixList(value: HostValue): string[] {
   return value.map((p) => normalizePrefix(p, "excluded prefix"));
 }
 
-/** The response httpmod's dispatcher produced (JSON made by QuickJS from its own state). */
+/** The response httpmod's dispatcher produced: compact (a code character and the body, see
+ * COMPACT_TYPES) or JSON made by QuickJS from its own state. */
 function responseFrom(text: string, bytes: Uint8Array | undefined): ScriptResponse {
+  const c = text.charCodeAt(0);
+  if (c >= 1 && c <= 8) {
+    const type = COMPACT_TYPES[(c - 1) & 3]!;
+    const response: ScriptResponse = { status: 200, headers: type === "" ? [] : [["content-type", type]], body: text.slice(1) };
+    if (c > 4) response.sessionUsed = true;
+    return response;
+  }
   const d = JSON.parse(text) as { status: number; headers: [string, string][]; body: string | null; bytes: boolean; render?: HostValue; hasRender: boolean; sessionUsed: boolean };
   const response: ScriptResponse = { status: d.status, headers: d.headers.map(([n, v]) => [String(n), String(v)]), body: typeof d.body === "string" ? d.body : null };
   if (d.bytes && bytes) response.bytes = bytes;
