@@ -22,7 +22,7 @@ import type { Clock } from "./domain/records.ts";
 import type { RecorderOptions } from "./domain/recorder.ts";
 import { recoverAfterRestart, runtimesLost } from "./domain/sessions.ts";
 import { MODULE_CATALOG, type LiveRuntimes, type ModuleName } from "./live/types.ts";
-import { ApiRouter } from "./routes/api.ts";
+import { mountApi } from "./routes/api.ts";
 import { registerEvents } from "./routes/events.ts";
 import { registerExecutions } from "./routes/executions.ts";
 import { registerFileUploads } from "./routes/files.ts";
@@ -116,15 +116,16 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     await ready;
     await next();
   });
-  const router = new ApiRouter();
-  registerRuntime(router, ctx);
-  registerTemplates(router, ctx);
-  registerSessions(router, ctx);
-  registerExecutions(router, ctx);
-  registerEvents(router, ctx);
-  if (options.fileUploads) registerFileUploads(router, ctx);
-  registerOpenApi(router, API_VERSION);
-  router.mount(api);
+  // The operations (hono-openapi: each described, with its validators), then mounted with the 405s.
+  const routes = new Hono();
+  registerRuntime(routes, ctx);
+  registerTemplates(routes, ctx);
+  registerSessions(routes, ctx);
+  registerExecutions(routes, ctx);
+  registerEvents(routes, ctx);
+  if (options.fileUploads) registerFileUploads(routes, ctx);
+  registerOpenApi(routes, API_VERSION);
+  mountApi(api, routes);
   app.route("/api/v1", api);
   if (options.ui) {
     const ui = options.ui;

@@ -2,6 +2,7 @@
  * Session service, beyond the spec: the Server-Sent Events push channel, the OpenAPI document,
  * request size limits and the file upload routes (workerd only).
  */
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   MISSING_ID,
@@ -213,6 +214,26 @@ describe("OpenAPI document", () => {
     for (const ref of refs) {
       const name = ref.slice('"$ref":"#/components/schemas/'.length, -1);
       expect(doc.components.schemas[name], ref).toBeDefined();
+    }
+  });
+
+  it("is valid against the OpenAPI 3.1 schema; every operation answers errors as the envelope, by code", async () => {
+    const doc = expectOk(await get(s, "/openapi.json"));
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    expect(validator.version).toBe("3.1");
+    expect(result.errors, JSON.stringify(result.errors, null, 1)).toBeUndefined();
+    expect(result.valid).toBe(true);
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, any> }>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        const statuses = Object.keys(op.responses);
+        expect(statuses.filter((st) => st < "400"), `${method} ${path}`).toHaveLength(1);
+        expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(["400", "500"]));
+        for (const st of statuses.filter((x) => x >= "400")) {
+          expect(op.responses[st]["x-error-codes"].length, `${method} ${path} ${st}`).toBeGreaterThan(0);
+          expect(op.responses[st].content["application/json"].schema, `${method} ${path} ${st}`).toEqual({ $ref: "#/components/schemas/ErrorEnvelope" });
+        }
+      }
     }
   });
 });

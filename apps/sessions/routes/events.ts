@@ -4,54 +4,51 @@
  * `Last-Event-ID` a reconnecting EventSource sends), follows live events while the execution
  * runs, and ends with one `end` event carrying the final execution record, then closes.
  */
-import type { Context } from "hono";
+import type { Context, Hono } from "hono";
 import { streamSSE, type SSEStreamingApi } from "hono/streaming";
 import * as v from "valibot";
 import { validationError } from "../../../lib/http/json-body.ts";
 import type { ServiceContext } from "../domain/context.ts";
 import * as executions from "../domain/executions.ts";
 import type { EventRecord, ExecutionRecord } from "../domain/records.ts";
-import type { ApiRouter } from "./api.ts";
-import { EventsQuery } from "./schemas.ts";
+import { describe, params, query } from "./api.ts";
+import { EventSchema, EventsQuery, ExecutionParams } from "./schemas.ts";
 
 const TAG = "executions";
-const ID = { execution_id: "uuid" } as const;
 /** A comment line this often keeps proxies from closing an idle stream. */
 const KEEPALIVE_MS = 15_000;
 
-export function registerEvents(router: ApiRouter, ctx: ServiceContext): void {
-  router.add(
-    {
-      method: "get",
-      path: "/executions/{execution_id}/events",
+export function registerEvents(routes: Hono, ctx: ServiceContext): void {
+  routes.get(
+    "/executions/:execution_id/events",
+    describe({
       tag: TAG,
       summary: "The execution's events in seq order, all or those after after_seq",
-      params: ID,
-      query: EventsQuery,
-      response: { status: 200, description: "Events", schema: ["Event"] },
+      response: { status: 200, description: "Events", schema: v.array(EventSchema) },
       errors: ["EXECUTION_NOT_FOUND"],
-    },
-    async (c, { params, query }) => c.json(await executions.listEvents(ctx, params.execution_id, query.after_seq ?? 0)),
+    }),
+    params(ExecutionParams),
+    query(EventsQuery),
+    async (c) => c.json(await executions.listEvents(ctx, c.req.valid("param").execution_id, c.req.valid("query").after_seq ?? 0)),
   );
 
-  router.add(
-    {
-      method: "get",
-      path: "/executions/{execution_id}/events/stream",
+  routes.get(
+    "/executions/:execution_id/events/stream",
+    describe({
       tag: TAG,
       summary: "The execution's events as Server-Sent Events (beyond the spec)",
       description:
         "Each event is an SSE message with `id` = seq and `data` = the event record (JSON). After the last one, an " +
         "`end` message carries the final execution record and the stream closes; clients should not reconnect after it. " +
         "Replay starts after `after_seq`, or after the Last-Event-ID header when the query has none.",
-      params: ID,
-      query: EventsQuery,
-      response: { status: 200, description: "text/event-stream of Event records, then `end`", schema: "Event", contentType: "text/event-stream" },
+      response: { status: 200, description: "text/event-stream of Event records, then `end`", schema: EventSchema, contentType: "text/event-stream" },
       errors: ["EXECUTION_NOT_FOUND"],
-    },
-    async (c, { params, query }) => {
-      const afterSeq = query.after_seq ?? lastEventId(c) ?? 0;
-      const execution = await executions.requireExecution(ctx, params.execution_id);
+    }),
+    params(ExecutionParams),
+    query(EventsQuery),
+    async (c) => {
+      const afterSeq = c.req.valid("query").after_seq ?? lastEventId(c) ?? 0;
+      const execution = await executions.requireExecution(ctx, c.req.valid("param").execution_id);
       return streamSSE(c, (stream) => streamEvents(ctx, stream, execution, afterSeq));
     },
   );

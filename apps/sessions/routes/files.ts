@@ -8,11 +8,12 @@
  *
  * Paths go through the same confinement as every other file access (422 INVALID_PATH).
  */
+import type { Hono } from "hono";
 import { FileTreeError, type FileTree } from "../../../lib/files/tree.ts";
 import type { ServiceContext } from "../domain/context.ts";
 import { SessionServiceError } from "../domain/errors.ts";
 import { checkRelativePath } from "../domain/files.ts";
-import type { ApiRouter } from "./api.ts";
+import { describe, query } from "./api.ts";
 import { LibraryFileQuery, WorktreeFileQuery } from "./schemas.ts";
 
 const TAG = "files";
@@ -29,32 +30,37 @@ async function write(tree: FileTree, root: string, path: string, text: string): 
   }
 }
 
-export function registerFileUploads(router: ApiRouter, ctx: ServiceContext): void {
-  router.add(
-    {
-      method: "put",
-      path: "/worktree-files",
+export function registerFileUploads(routes: Hono, ctx: ServiceContext): void {
+  routes.put(
+    "/worktree-files",
+    describe({
       tag: TAG,
       summary: "Write a worktree file (workerd only)",
       description: "Creates or replaces `path` under the worktree `root`; the body is the file's text.",
-      query: WorktreeFileQuery,
-      body: "text",
+      textBody: true,
       response: WRITTEN,
       errors: ["INVALID_PATH"],
+    }),
+    query(WorktreeFileQuery),
+    async (c) => {
+      const { root, path } = c.req.valid("query");
+      await write(ctx.worktrees, root, path, await c.req.text());
+      return c.body(null, 204);
     },
-    (c, { query, body }) => write(ctx.worktrees, query.root, query.path, body).then(() => c.body(null, 204)),
   );
-  router.add(
-    {
-      method: "put",
-      path: "/library-files",
+  routes.put(
+    "/library-files",
+    describe({
       tag: TAG,
       summary: "Write a file of the library directory (workerd only)",
-      query: LibraryFileQuery,
-      body: "text",
+      textBody: true,
       response: WRITTEN,
       errors: ["INVALID_PATH"],
+    }),
+    query(LibraryFileQuery),
+    async (c) => {
+      await write(ctx.libraries.tree, ctx.libraries.root, c.req.valid("query").path, await c.req.text());
+      return c.body(null, 204);
     },
-    (c, { query, body }) => write(ctx.libraries.tree, ctx.libraries.root, query.path, body).then(() => c.body(null, 204)),
   );
 }

@@ -1,108 +1,82 @@
 /**
- * GET /openapi.json (beyond the spec): an OpenAPI 3.1 document built from the router's operation
- * declarations and the valibot schemas (via @valibot/to-json-schema), so it lists exactly the
- * routes this app serves, with the inputs it validates and the errors each can answer.
+ * GET /openapi.json (beyond the spec): the OpenAPI 3.1 document hono-openapi generates from the
+ * routes app (each operation's `describe(...)` and input validators, the valibot schemas through
+ * @valibot/to-json-schema), so it lists exactly the routes this app serves, with the inputs it
+ * validates and the errors each can answer. One step is this service's own: the input errors an
+ * operation's shape implies (api.ts) are added to the codes it declares.
  */
-import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig, type JsonSchema } from "@valibot/to-json-schema";
-import type * as v from "valibot";
-import { ERROR_STATUS, type ErrorCode } from "../domain/errors.ts";
-import type { ApiRouter, Operation } from "./api.ts";
-import { COMPONENTS, jsonObject } from "./schemas.ts";
+import type { Hono } from "hono";
+import { generateSpecs } from "hono-openapi";
+import type { ErrorCode } from "../domain/errors.ts";
+import { describe, errorResponses, noQuery, type ErrorResponse } from "./api.ts";
 
-type AnySchema = v.BaseSchema<unknown, unknown, v.BaseIssue<unknown>>;
+type Document = Awaited<ReturnType<typeof generateSpecs>>;
 
-const CONFIG: ConversionConfig = {
-  target: "draft-2020-12",
-  // Query values are strings on the wire: describe what is sent, before any transformation.
-  typeMode: "input",
-  errorMode: "ignore",
-  overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
-  overrideSchema: ({ valibotSchema }) => (valibotSchema === jsonObject ? { type: "object" } : undefined),
-};
-
-function inline(schema: AnySchema): JsonSchema {
-  const { $schema: _schema, $defs: _defs, ...rest } = toJsonSchema(schema, { ...CONFIG, definitions: COMPONENTS });
-  return rest;
+interface Operation {
+  parameters?: { in: string; required?: boolean; description?: string; schema?: { format?: string; description?: string } }[];
+  requestBody?: unknown;
+  responses: Record<string, Partial<ErrorResponse>>;
 }
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-
-function responseSchema(schema: string | [string]) {
-  return Array.isArray(schema) ? { type: "array", items: ref(schema[0]) } : ref(schema);
-}
-
-function parameters(op: Operation) {
-  const out: Record<string, unknown>[] = [];
-  for (const [name, kind] of Object.entries(op.params ?? {})) {
-    out.push({ name, in: "path", required: true, schema: kind === "uuid" ? { type: "string", format: "uuid" } : { type: "string" } });
+/**
+ * Completes an operation as hono-openapi generated it. Parameters say whether they are required
+ * and keep their description in their schema too (hono-openapi moves it to the parameter). The
+ * input errors of the operation's shape are added: INVALID_REQUEST always (an unknown query
+ * parameter); VALIDATION_ERROR with a UUID path parameter, a query or a body; PAYLOAD_TOO_LARGE
+ * with a body. They come first, then the operation's own, then INTERNAL (see errorResponses).
+ */
+function complete(op: Operation): void {
+  const parameters = (op.parameters ??= []);
+  for (const p of parameters) {
+    p.required ??= false;
+    if (p.description !== undefined && p.schema) p.schema.description ??= p.description;
   }
-  for (const [name, entry] of Object.entries(op.query?.entries ?? {})) {
-    const optional = (entry as { type: string }).type === "optional";
-    const schema = inline(entry as AnySchema);
-    out.push({ name, in: "query", required: !optional, schema, ...(typeof schema.description === "string" && { description: schema.description }) });
-  }
-  return out;
-}
-
-function responses(op: Operation) {
-  const success: Record<string, unknown> = { description: op.response.description };
-  if (op.response.schema) success.content = { [op.response.contentType ?? "application/json"]: { schema: responseSchema(op.response.schema) } };
-  const out: Record<string, unknown> = { [String(op.response.status)]: success };
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...new Set([...op.errors, "INTERNAL" as const])]) {
-    const status = ERROR_STATUS[code];
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-  }
-  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    out[String(status)] = {
-      description: `error.code: ${codes.join(", ")}`,
-      "x-error-codes": codes,
-      content: { "application/json": { schema: ref("ErrorEnvelope") } },
-    };
-  }
-  return out;
-}
-
-export function openApiDocument(operations: readonly Operation[], version: string): Record<string, unknown> {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of operations) {
-    const item: Record<string, unknown> = {
-      operationId: `${op.method}${op.path.replace(/\{([a-z_]+)\}/g, "by_$1").replace(/[^A-Za-z0-9]+(.)?/g, (_, ch: string | undefined) => (ch ?? "").toUpperCase())}`,
-      tags: [op.tag],
-      summary: op.summary,
-      ...(op.description && { description: op.description }),
-      parameters: parameters(op),
-      responses: responses(op),
-    };
-    if (op.body === "text") item.requestBody = { required: true, content: { "text/plain": { schema: { type: "string" } } } };
-    else if (op.body) item.requestBody = { required: true, content: { "application/json": { schema: inline(op.body as AnySchema) } } };
-    (paths[op.path] ??= {})[op.method] = item;
-  }
-  return {
-    openapi: "3.1.0",
-    info: {
-      title: "Session service",
-      version,
-      description: "Runtime templates, live QuickJS script sessions and executions with typed events. See docs/sessions.md.",
-    },
-    servers: [{ url: "/api/v1" }],
-    paths,
-    components: { schemas: toJsonSchemaDefs(COMPONENTS, CONFIG) },
+  const implied: ErrorCode[] = ["INVALID_REQUEST"];
+  if (op.requestBody || parameters.some((p) => p.in === "query" || p.schema?.format === "uuid")) implied.push("VALIDATION_ERROR");
+  if (op.requestBody) implied.push("PAYLOAD_TOO_LARGE");
+  const errors = Object.values(op.responses).filter((r) => r["x-error-codes"]);
+  const declared = errors.flatMap((r) => r["x-error-codes"]!);
+  const envelope = errors[0]!.content!["application/json"].schema;
+  op.responses = {
+    ...Object.fromEntries(Object.entries(op.responses).filter(([, r]) => !r["x-error-codes"])),
+    ...errorResponses([...implied, ...declared], envelope),
   };
 }
 
-/** Registers GET /openapi.json; the document is built once, on first request. */
-export function registerOpenApi(router: ApiRouter, version: string): void {
-  let document: Record<string, unknown> | undefined;
-  router.add(
-    {
-      method: "get",
-      path: "/openapi.json",
-      tag: "operations",
-      summary: "This document (beyond the spec)",
-      response: { status: 200, description: "OpenAPI 3.1" },
-      errors: [],
+async function openApiDocument(routes: Hono, version: string): Promise<Document> {
+  const document = await generateSpecs(routes, {
+    documentation: {
+      info: {
+        title: "Session service",
+        version,
+        description: "Runtime templates, live QuickJS script sessions and executions with typed events. See docs/sessions.md.",
+      },
+      servers: [{ url: "/api/v1" }],
     },
-    (c) => c.json((document ??= openApiDocument(router.operations, version))),
+    // /openapi.json is an operation, not a static file.
+    excludeStaticFile: false,
+    // Every operation lists its own 400 (the error envelope), added above.
+    defaultValidationErrorResponse: false,
+  });
+  for (const item of Object.values(document.paths)) {
+    for (const op of Object.values(item)) complete(op as Operation);
+  }
+  return document;
+}
+
+/** Registers GET /openapi.json; the document is built once, on first request. */
+export function registerOpenApi(routes: Hono, version: string): void {
+  let document: Promise<Document> | undefined;
+  routes.get(
+    "/openapi.json",
+    describe({ tag: "operations", summary: "This document (beyond the spec)", response: { status: 200, description: "OpenAPI 3.1" }, errors: [] }),
+    noQuery,
+    async (c) => {
+      document ??= openApiDocument(routes, version).catch((err: unknown) => {
+        document = undefined; // not kept: the next request tries again
+        throw err;
+      });
+      return c.json(await document);
+    },
   );
 }

@@ -1,8 +1,10 @@
 /**
- * Valibot schemas of the API: request bodies and query strings (checked at the edge by the
- * router), and the records the service returns (used only to describe them in the OpenAPI
- * document). One place, so the document cannot drift from what the server accepts.
+ * Valibot schemas of the API: path parameters, request bodies and query strings (checked at the
+ * edge by the validators of api.ts), and the records the service returns (used only to describe
+ * them in the OpenAPI document). One place, so the document cannot drift from what the server
+ * accepts.
  */
+import type { ConversionConfig } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import {
   CAPABILITY_KINDS,
@@ -74,6 +76,13 @@ export const SettingsPatchBody = v.object({
   resolver: v.optional(v.partial(v.strictObject(resolverEntries))),
   runtime: v.optional(v.partial(v.strictObject(runtimeEntries))),
 });
+
+// ---------------------------------------------------------------------------------------------
+// Path parameters
+
+export const TemplateParams = v.object({ template_id: uuid });
+export const SessionParams = v.object({ session_id: uuid });
+export const ExecutionParams = v.object({ execution_id: uuid });
 
 // ---------------------------------------------------------------------------------------------
 // Request bodies
@@ -241,3 +250,17 @@ export const COMPONENTS = {
   RuntimeSummary: RuntimeSummarySchema,
   RuntimeMemory: RuntimeMemorySchema,
 } as const;
+
+/**
+ * How hono-openapi (through @valibot/to-json-schema) turns these schemas into the OpenAPI
+ * document: JSON Schema 2020-12 (OpenAPI 3.1). Records are described with `definitions:
+ * COMPONENTS` added (see api.ts), as references to `components.schemas`.
+ */
+export const JSON_SCHEMA: ConversionConfig = {
+  target: "draft-2020-12",
+  // Query values are strings on the wire: describe what is sent, before any transformation.
+  typeMode: "input",
+  errorMode: "ignore",
+  overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+  overrideSchema: ({ valibotSchema }) => (valibotSchema === jsonObject ? { type: "object" } : undefined),
+};

@@ -1,152 +1,166 @@
 /** /templates and the resources under a template. */
+import type { Hono } from "hono";
+import * as v from "valibot";
 import type { ServiceContext } from "../domain/context.ts";
 import * as templates from "../domain/templates.ts";
-import type { ApiRouter } from "./api.ts";
-import { CapabilityBody, CreateTemplateBody, NameBody, SettingsPatchBody, StartupFileBody } from "./schemas.ts";
+import { describe, json, noQuery, params } from "./api.ts";
+import {
+  CapabilityBody,
+  CapabilitySchema,
+  CreateTemplateBody,
+  NameBody,
+  SettingsPatchBody,
+  SettingsSchema,
+  StartupFileBody,
+  StartupFileSchema,
+  TemplateDetailSchema,
+  TemplateEntrySchema,
+  TemplateParams,
+  TemplateSchema,
+} from "./schemas.ts";
 
 const TAG = "templates";
-const ID = { template_id: "uuid" } as const;
 
-export function registerTemplates(router: ApiRouter, ctx: ServiceContext): void {
-  router.add(
-    {
-      method: "post",
-      path: "/templates",
+export function registerTemplates(routes: Hono, ctx: ServiceContext): void {
+  routes.post(
+    "/templates",
+    describe({
       tag: TAG,
       summary: "Create a template (with default settings)",
-      body: CreateTemplateBody,
-      response: { status: 201, description: "The template", schema: "Template" },
+      response: { status: 201, description: "The template", schema: TemplateSchema },
       errors: ["CONFLICT"],
-    },
-    async (c, { body }) => c.json(await templates.createTemplate(ctx, body), 201),
+    }),
+    noQuery,
+    json(CreateTemplateBody),
+    async (c) => c.json(await templates.createTemplate(ctx, c.req.valid("json")), 201),
   );
 
-  router.add(
-    {
-      method: "get",
-      path: "/templates",
+  routes.get(
+    "/templates",
+    describe({
       tag: TAG,
       summary: "List templates, oldest first",
-      response: { status: 200, description: "All templates", schema: ["Template"] },
+      response: { status: 200, description: "All templates", schema: v.array(TemplateSchema) },
       errors: [],
-    },
+    }),
+    noQuery,
     async (c) => c.json(await templates.listTemplates(ctx)),
   );
 
-  router.add(
-    {
-      method: "get",
-      path: "/templates/{template_id}",
+  routes.get(
+    "/templates/:template_id",
+    describe({
       tag: TAG,
       summary: "A template with its settings, capabilities, startup files, modules and libraries",
-      params: ID,
-      response: { status: 200, description: "The template detail", schema: "TemplateDetail" },
+      response: { status: 200, description: "The template detail", schema: TemplateDetailSchema },
       errors: ["TEMPLATE_NOT_FOUND"],
-    },
-    async (c, { params }) => c.json(await templates.templateDetail(ctx, params.template_id)),
+    }),
+    params(TemplateParams),
+    noQuery,
+    async (c) => c.json(await templates.templateDetail(ctx, c.req.valid("param").template_id)),
   );
 
-  router.add(
-    {
-      method: "delete",
-      path: "/templates/{template_id}",
+  routes.delete(
+    "/templates/:template_id",
+    describe({
       tag: TAG,
       summary: "Delete a template and everything it owns",
       description: "Settings, capabilities, startup files, modules and libraries go with it. Sessions made from it stay.",
-      params: ID,
       response: { status: 204, description: "Deleted" },
       errors: ["TEMPLATE_NOT_FOUND"],
-    },
-    async (c, { params }) => {
-      await templates.deleteTemplate(ctx, params.template_id);
+    }),
+    params(TemplateParams),
+    noQuery,
+    async (c) => {
+      await templates.deleteTemplate(ctx, c.req.valid("param").template_id);
       return c.body(null, 204);
     },
   );
 
-  router.add(
-    {
-      method: "get",
-      path: "/templates/{template_id}/settings",
+  routes.get(
+    "/templates/:template_id/settings",
+    describe({
       tag: TAG,
       summary: "The template's settings (beyond the spec)",
-      params: ID,
-      response: { status: 200, description: "The settings", schema: "Settings" },
+      response: { status: 200, description: "The settings", schema: SettingsSchema },
       errors: ["TEMPLATE_NOT_FOUND"],
-    },
-    async (c, { params }) => c.json(await templates.getSettings(ctx, params.template_id)),
+    }),
+    params(TemplateParams),
+    noQuery,
+    async (c) => c.json(await templates.getSettings(ctx, c.req.valid("param").template_id)),
   );
 
-  router.add(
-    {
-      method: "patch",
-      path: "/templates/{template_id}/settings",
+  routes.patch(
+    "/templates/:template_id/settings",
+    describe({
       tag: TAG,
       summary: "Change some settings (beyond the spec)",
       description: "A partial settings document, merged into the stored one group by group; lists replace. Sessions created afterwards use the new settings.",
-      params: ID,
-      body: SettingsPatchBody,
-      response: { status: 200, description: "The settings after the change", schema: "Settings" },
+      response: { status: 200, description: "The settings after the change", schema: SettingsSchema },
       errors: ["TEMPLATE_NOT_FOUND"],
-    },
-    async (c, { params, body }) => c.json(await templates.patchSettings(ctx, params.template_id, body)),
+    }),
+    params(TemplateParams),
+    noQuery,
+    json(SettingsPatchBody),
+    async (c) => c.json(await templates.patchSettings(ctx, c.req.valid("param").template_id, c.req.valid("json"))),
   );
 
-  router.add(
-    {
-      method: "post",
-      path: "/templates/{template_id}/capabilities",
+  routes.post(
+    "/templates/:template_id/capabilities",
+    describe({
       tag: TAG,
       summary: "Add a capability",
-      params: ID,
-      body: CapabilityBody,
-      response: { status: 201, description: "The capability", schema: "Capability" },
+      response: { status: 201, description: "The capability", schema: CapabilitySchema },
       errors: ["TEMPLATE_NOT_FOUND", "CONFLICT"],
-    },
-    async (c, { params, body }) => c.json(await templates.addCapability(ctx, params.template_id, body), 201),
+    }),
+    params(TemplateParams),
+    noQuery,
+    json(CapabilityBody),
+    async (c) => c.json(await templates.addCapability(ctx, c.req.valid("param").template_id, c.req.valid("json")), 201),
   );
 
-  router.add(
-    {
-      method: "get",
-      path: "/templates/{template_id}/capabilities",
+  routes.get(
+    "/templates/:template_id/capabilities",
+    describe({
       tag: TAG,
       summary: "List the template's capabilities, in the order added",
-      params: ID,
-      response: { status: 200, description: "Capabilities", schema: ["Capability"] },
+      response: { status: 200, description: "Capabilities", schema: v.array(CapabilitySchema) },
       errors: ["TEMPLATE_NOT_FOUND"],
-    },
-    async (c, { params }) => c.json(await templates.listCapabilities(ctx, params.template_id)),
+    }),
+    params(TemplateParams),
+    noQuery,
+    async (c) => c.json(await templates.listCapabilities(ctx, c.req.valid("param").template_id)),
   );
 
-  router.add(
-    {
-      method: "post",
-      path: "/templates/{template_id}/startup-files",
+  routes.post(
+    "/templates/:template_id/startup-files",
+    describe({
       tag: TAG,
       summary: "Add a startup file",
       description: "`path` is relative to the future session worktree and stored normalized; `mode` must be eval.",
-      params: ID,
-      body: StartupFileBody,
-      response: { status: 201, description: "The startup file", schema: "StartupFile" },
+      response: { status: 201, description: "The startup file", schema: StartupFileSchema },
       errors: ["TEMPLATE_NOT_FOUND", "INVALID_PATH", "STARTUP_MODE_UNSUPPORTED", "CONFLICT"],
-    },
-    async (c, { params, body }) => c.json(await templates.addStartupFile(ctx, params.template_id, body), 201),
+    }),
+    params(TemplateParams),
+    noQuery,
+    json(StartupFileBody),
+    async (c) => c.json(await templates.addStartupFile(ctx, c.req.valid("param").template_id, c.req.valid("json")), 201),
   );
 
-  router.add(
-    {
-      method: "get",
-      path: "/templates/{template_id}/startup-files",
+  routes.get(
+    "/templates/:template_id/startup-files",
+    describe({
       tag: TAG,
       summary: "List startup files by ascending order_index (ties: the order added)",
-      params: ID,
-      response: { status: 200, description: "Startup files", schema: ["StartupFile"] },
+      response: { status: 200, description: "Startup files", schema: v.array(StartupFileSchema) },
       errors: ["TEMPLATE_NOT_FOUND"],
-    },
-    async (c, { params }) => c.json(await templates.listStartupFiles(ctx, params.template_id)),
+    }),
+    params(TemplateParams),
+    noQuery,
+    async (c) => c.json(await templates.listStartupFiles(ctx, c.req.valid("param").template_id)),
   );
 
-  for (const kind of ["module", "library"] as const) registerEntries(router, ctx, kind);
+  for (const kind of ["module", "library"] as const) registerEntries(routes, ctx, kind);
 }
 
 const ENTRY_TEXT = {
@@ -165,46 +179,47 @@ const ENTRY_TEXT = {
 } as const;
 
 /** Modules and libraries: the same three operations on a name. */
-function registerEntries(router: ApiRouter, ctx: ServiceContext, kind: templates.EntryKind): void {
+function registerEntries(routes: Hono, ctx: ServiceContext, kind: templates.EntryKind): void {
   const text = ENTRY_TEXT[kind];
-  const base = `/templates/{template_id}/${text.plural}`;
-  router.add(
-    {
-      method: "post",
-      path: base,
+  const base = `/templates/:template_id/${text.plural}`;
+  routes.post(
+    base,
+    describe({
       tag: TAG,
       summary: text.add,
-      params: ID,
-      body: NameBody,
-      response: { status: 201, description: `The ${kind}`, schema: "TemplateEntry" },
+      response: { status: 201, description: `The ${kind}`, schema: TemplateEntrySchema },
       errors: ["TEMPLATE_NOT_FOUND", ...text.addErrors, "CONFLICT"],
-    },
-    async (c, { params, body }) => c.json(await templates.addEntry(ctx, kind, params.template_id, body.name), 201),
+    }),
+    params(TemplateParams),
+    noQuery,
+    json(NameBody),
+    async (c) => c.json(await templates.addEntry(ctx, kind, c.req.valid("param").template_id, c.req.valid("json").name), 201),
   );
-  router.add(
-    {
-      method: "get",
-      path: base,
+  routes.get(
+    base,
+    describe({
       tag: TAG,
       summary: `List the template's ${text.plural}, in the order added`,
-      params: ID,
-      response: { status: 200, description: text.plural, schema: ["TemplateEntry"] },
+      response: { status: 200, description: text.plural, schema: v.array(TemplateEntrySchema) },
       errors: ["TEMPLATE_NOT_FOUND"],
-    },
-    async (c, { params }) => c.json(await templates.listEntries(ctx, kind, params.template_id)),
+    }),
+    params(TemplateParams),
+    noQuery,
+    async (c) => c.json(await templates.listEntries(ctx, kind, c.req.valid("param").template_id)),
   );
-  router.add(
-    {
-      method: "delete",
-      path: `${base}/{name}`,
+  // `name` is any non-empty path segment (the router matches no empty one): not validated further.
+  routes.delete(
+    `${base}/:name`,
+    describe({
       tag: TAG,
       summary: `Remove a ${kind} from the template`,
-      params: { ...ID, name: "name" },
       response: { status: 204, description: "Removed" },
       errors: ["TEMPLATE_NOT_FOUND", text.missing],
-    },
-    async (c, { params }) => {
-      await templates.removeEntry(ctx, kind, params.template_id, params.name);
+    }),
+    params(TemplateParams),
+    noQuery,
+    async (c) => {
+      await templates.removeEntry(ctx, kind, c.req.valid("param").template_id, c.req.param("name")!);
       return c.body(null, 204);
     },
   );
