@@ -13,13 +13,15 @@
  * answers it), for work only the host can do, such as a query on its database.
  */
 import type { SpawnThread, ThreadEndpoint, ThreadPort } from "./threads.ts";
+import { decodeStrings, encodeStrings } from "./wire.ts";
 
 /**
- * Messages posted in one turn of the event loop cross as one (`{t: "batch"}`): a postMessage costs
- * far more than the little a message carries (bench/routes.bench.ts), and under load many
- * requests are dispatched, and answered, in the same turn. Order is kept.
+ * Messages posted in one turn of the event loop cross as one (`{t: "batch"}`, or one string:
+ * wire.ts): a postMessage costs far more than the little a message carries
+ * (bench/routes.bench.ts), and under load many requests are dispatched, and answered, in the same
+ * turn. Order is kept.
  */
-export type Batch<T> = { t: "batch"; messages: T[] };
+export type Batch<T> = { t: "batch"; messages: T[] } | string;
 
 /** After this turn's I/O callbacks (Node's setImmediate; a zero timeout where there is none). */
 const nextTurn = (fn: () => void): void => void (typeof setImmediate === "function" ? setImmediate(fn) : setTimeout(fn, 0));
@@ -36,9 +38,9 @@ function failure(err: unknown): { message: string; code?: string } {
  * the process down: a refused batch is posted again message by message, and each message that
  * still cannot be sent goes to `unsent`, which fails what depended on it.
  */
-function postEach<T>(post: (message: T | Batch<T>) => void, messages: T[], unsent: (message: T, err: unknown) => void): void {
+function postEach<T extends { t: string }>(post: (message: T | Batch<T>) => void, messages: T[], unsent: (message: T, err: unknown) => void): void {
   try {
-    post(messages.length === 1 ? messages[0]! : { t: "batch", messages });
+    post(encodeStrings(messages) ?? (messages.length === 1 ? messages[0]! : { t: "batch", messages }));
     return;
   } catch (err) {
     if (messages.length === 1) return unsent(messages[0]!, err);
@@ -52,7 +54,7 @@ function postEach<T>(post: (message: T | Batch<T>) => void, messages: T[], unsen
   }
 }
 
-function batchingPost<T>(post: (message: T | Batch<T>) => void, unsent: (message: T, err: unknown) => void): (message: T) => void {
+function batchingPost<T extends { t: string }>(post: (message: T | Batch<T>) => void, unsent: (message: T, err: unknown) => void): (message: T) => void {
   let outbox: T[] | undefined;
   return (message) => {
     if (outbox) {
@@ -76,7 +78,8 @@ export const MESSAGE_NOT_SENT = "MESSAGE_NOT_SENT";
 
 function unbatching<T>(handle: (message: T) => void): (message: T | Batch<T>) => void {
   return (message) => {
-    if ((message as Batch<T>).t === "batch") for (const m of (message as Batch<T>).messages) handle(m);
+    if (typeof message === "string") for (const m of decodeStrings<T>(message)) handle(m);
+    else if ((message as { t: string }).t === "batch") for (const m of (message as { messages: T[] }).messages) handle(m);
     else handle(message as T);
   };
 }

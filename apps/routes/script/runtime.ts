@@ -15,7 +15,7 @@ import { ThreadCallError } from "../../../lib/sandbox-host/pool.ts";
 import { createRequestThreads, type RequestThread } from "../../../lib/sandbox-host/request-threads.ts";
 import type { SpawnThread } from "../../../lib/sandbox-host/threads.ts";
 import type { SandboxEngine } from "../../../lib/sandbox/index.ts";
-import { scriptSide, type FromScriptThread, type ScriptCall, type ScriptCallResult, type ScriptHostQuestion, type ScriptThreadInit, type ToScriptThread } from "./script-side.ts";
+import { dispatchCall, outcomeOf, scriptSide, type FromScriptThread, type ScriptCall, type ScriptCallResult, type ScriptHostQuestion, type ScriptThreadInit, type ToScriptThread } from "./script-side.ts";
 import { ScriptLoadError, type DispatchInput, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptLimits, type ScriptNatives } from "./script-sandbox.ts";
 
 export type { ScriptHostQuestion } from "./script-side.ts";
@@ -177,7 +177,7 @@ export function threadScriptRuntime(spawn: SpawnScriptThread, options: ThreadRun
       try {
         const reload = script.stale(thread.state.loaded);
         if (reload) await loadOn(thread, reload, script.generation);
-        return (await threads.call(thread, { op: "dispatch", handler, input: JSON.stringify(input) }, callTimeout * thread.state.slots, ask)) as DispatchOutcome;
+        return outcomeOf(await threads.call(thread, dispatchCall(handler, JSON.stringify(input)), callTimeout * thread.state.slots, ask));
       } catch (err) {
         if (!(err instanceof ThreadCallError)) throw err;
         return { ok: false, failure: err.lost ? "broken" : "error", message: err.message, console: [] };
