@@ -1,6 +1,8 @@
 /** The script API as a script sees it: the builder, what it refuses, and what a script cannot reach. */
 import { describe, expect, it } from "vitest";
+import { loadQuickJS } from "../../../lib/sandbox/index.ts";
 import { call, scriptHost } from "../testing.ts";
+import { answerResponse, isAnswerText, loadScriptSandbox } from "./script-sandbox.ts";
 
 /** Runs `body` in a script; `check(out)` records a line; GET /out answers the lines. */
 async function lines(body: string, options: Parameters<typeof scriptHost>[1] = {}): Promise<string[]> {
@@ -130,6 +132,36 @@ describe("httpmod in the sandbox", () => {
     expect(await answer("/patched")).toEqual([200, [TEXT], "patched", false]);
     expect(await answer("/session-json")).toEqual([201, [["content-type", "application/json"]], '{"isNew":true}', true]);
     await host.close();
+  });
+
+  it("hands a plain answer out as its text (dispatchText), and anything else as dispatch does", async () => {
+    const sandbox = await loadScriptSandbox(
+      await loadQuickJS(),
+      {
+        entry: "/app.js",
+        files: {
+          "/app.js": `const app = require("httpmod").app();
+            app.get("/a").public().handle(() => "plain");
+            app.get("/b").public().handle((ctx, res) => res.json({ session: ctx.request.session }));
+            app.get("/c").public().handle(() => { console.log("said"); return "plain"; });
+            app.get("/d").public().handle((ctx, res) => res.status(201).send("made"));`,
+        },
+      },
+      { mountables: {}, assets: {}, staticFiles: false, services: {} },
+    );
+    const input = JSON.stringify({ request: { method: "GET", url: "http://h/a", path: "/a", query: {}, params: {}, headers: {}, cookies: {}, session: { id: "s" }, ip: "", body: null, rawBody: "" }, actor: null, resources: {}, routeName: "GET /a" });
+    for (const handler of [0, 1]) {
+      const text = await sandbox.dispatchText(handler, input);
+      const outcome = await sandbox.dispatch(handler, input);
+      expect(typeof text === "string" && isAnswerText(text)).toBe(true);
+      expect(outcome.ok && { ok: true, response: answerResponse(text as string), console: [] }).toEqual(outcome);
+    }
+    expect(answerResponse((await sandbox.dispatchText(1, input)) as string)).toEqual({ status: 200, headers: [["content-type", "application/json"]], body: '{"session":{"id":"s"}}', sessionUsed: true });
+    expect(await sandbox.dispatchText(2, input)).toEqual(await sandbox.dispatch(2, input));
+    expect(await sandbox.dispatchText(2, input)).toMatchObject({ ok: true, console: [{ level: "log", text: "said" }] });
+    expect(await sandbox.dispatchText(3, input)).toEqual({ ok: true, response: { status: 201, headers: [["content-type", "text/plain; charset=utf-8"]], body: "made" }, console: [] });
+    expect(isAnswerText('{"status":201}')).toBe(false);
+    sandbox.dispose();
   });
 
   it("cannot reach the host's files, network, environment or other modules", async () => {

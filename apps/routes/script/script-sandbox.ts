@@ -150,16 +150,26 @@ function prefixList(value: HostValue): string[] {
   return value.map((p) => normalizePrefix(p, "excluded prefix"));
 }
 
+/** Whether `text` is a plain answer of the dispatcher (compact: see COMPACT_TYPES), as
+ * `dispatchText` hands it out; no JSON text starts with its first character. */
+export function isAnswerText(text: string): boolean {
+  const c = text.charCodeAt(0);
+  return c >= 1 && c <= 8;
+}
+
+/** The response a plain answer (`isAnswerText`) stands for, read wherever it arrives. */
+export function answerResponse(text: string): ScriptResponse {
+  const c = text.charCodeAt(0);
+  const type = COMPACT_TYPES[(c - 1) & 3]!;
+  const response: ScriptResponse = { status: 200, headers: type === "" ? [] : [["content-type", type]], body: text.slice(1) };
+  if (c > 4) response.sessionUsed = true;
+  return response;
+}
+
 /** The response httpmod's dispatcher produced: compact (a code character and the body, see
  * COMPACT_TYPES) or JSON made by QuickJS from its own state. */
 function responseFrom(text: string, bytes: Uint8Array | undefined): ScriptResponse {
-  const c = text.charCodeAt(0);
-  if (c >= 1 && c <= 8) {
-    const type = COMPACT_TYPES[(c - 1) & 3]!;
-    const response: ScriptResponse = { status: 200, headers: type === "" ? [] : [["content-type", type]], body: text.slice(1) };
-    if (c > 4) response.sessionUsed = true;
-    return response;
-  }
+  if (isAnswerText(text)) return answerResponse(text);
   const d = JSON.parse(text) as { status: number; headers: [string, string][]; body: string | null; bytes: boolean; render?: HostValue; hasRender: boolean; sessionUsed: boolean };
   const response: ScriptResponse = { status: d.status, headers: d.headers.map(([n, v]) => [String(n), String(v)]), body: typeof d.body === "string" ? d.body : null };
   if (d.bytes && bytes) response.bytes = bytes;
@@ -173,6 +183,13 @@ export interface ScriptSandbox {
   /** Calls handler `handler` with a DispatchInput as JSON (made once by the runtime, so a thread
    * gets a string rather than an object to copy). */
   dispatch(handler: number, inputJson: string): Promise<DispatchOutcome>;
+  /**
+   * `dispatch`, except that a plain answer (status 200, no header but a helper's content type, a
+   * string body) with no console line comes back as the dispatcher's own text: a string a thread
+   * can pass on as it is (no outcome object to make and copy), read with `answerResponse` where
+   * it arrives; `isAnswerText` tells it from JSON. Anything else comes back as `dispatch` has it.
+   */
+  dispatchText(handler: number, inputJson: string): Promise<DispatchOutcome | string>;
   /** The sandbox cannot be used any more (replace it). */
   readonly broken: boolean;
   dispose(): void;
@@ -300,37 +317,42 @@ export async function loadScriptSandbox(
   }
   let broken = false;
 
+  async function run(handler: number, inputJson: string, asText: boolean): Promise<DispatchOutcome | string> {
+    bytes = undefined;
+    consoleLines.length = 0;
+    const fail = (failure: "error" | "timeout" | "memory" | "broken", message: string, stack?: string): DispatchOutcome => ({ ok: false, failure, message, stack, console: [...consoleLines] });
+    let r;
+    try {
+      r = await sandbox.call(DISPATCH_GLOBAL, [handler, inputJson], { sources, onEvent });
+    } catch (err) {
+      if (err instanceof SandboxBrokenError) {
+        broken = true;
+        return fail("broken", err.message);
+      }
+      throw err;
+    }
+    if (r.status === "ok") {
+      if (r.value?.type !== "string" || typeof r.value.json !== "string") return fail("error", "the handler finished without a response");
+      const answer = r.value.json;
+      if (asText && consoleLines.length === 0 && isAnswerText(answer)) return answer;
+      return { ok: true, response: responseFrom(answer, bytes), console: [...consoleLines] };
+    }
+    if (r.limit === "memory") {
+      broken = true; // retained garbage may keep it near the limit: start afresh
+      return fail("memory", `the handler ran out of memory (limit ${limits.memMb} MiB)`);
+    }
+    if (r.status === "timeout") return fail("timeout", `the handler ran past the time limit (${r.limit === "wall_ms" ? `${limits.wallMs} ms wall` : `${limits.cpuMs} ms CPU`}) and was interrupted`);
+    if (r.status === "limit_exceeded") return fail("error", `the handler exceeded ${r.limit}`);
+    return fail("error", r.error ? `${r.error.name}: ${r.error.message}` : "the handler failed", r.error?.stack);
+  }
+
   return {
     registrations,
     get broken() {
       return broken;
     },
-    async dispatch(handler, inputJson) {
-      bytes = undefined;
-      consoleLines.length = 0;
-      const fail = (failure: "error" | "timeout" | "memory" | "broken", message: string, stack?: string): DispatchOutcome => ({ ok: false, failure, message, stack, console: [...consoleLines] });
-      let r;
-      try {
-        r = await sandbox.call(DISPATCH_GLOBAL, [handler, inputJson], { sources, onEvent });
-      } catch (err) {
-        if (err instanceof SandboxBrokenError) {
-          broken = true;
-          return fail("broken", err.message);
-        }
-        throw err;
-      }
-      if (r.status === "ok") {
-        if (r.value?.type !== "string" || typeof r.value.json !== "string") return fail("error", "the handler finished without a response");
-        return { ok: true, response: responseFrom(r.value.json, bytes), console: [...consoleLines] };
-      }
-      if (r.limit === "memory") {
-        broken = true; // retained garbage may keep it near the limit: start afresh
-        return fail("memory", `the handler ran out of memory (limit ${limits.memMb} MiB)`);
-      }
-      if (r.status === "timeout") return fail("timeout", `the handler ran past the time limit (${r.limit === "wall_ms" ? `${limits.wallMs} ms wall` : `${limits.cpuMs} ms CPU`}) and was interrupted`);
-      if (r.status === "limit_exceeded") return fail("error", `the handler exceeded ${r.limit}`);
-      return fail("error", r.error ? `${r.error.name}: ${r.error.message}` : "the handler failed", r.error?.stack);
-    },
+    dispatch: (handler, inputJson) => run(handler, inputJson, false) as Promise<DispatchOutcome>,
+    dispatchText: (handler, inputJson) => run(handler, inputJson, true),
     dispose: () => sandbox.dispose(),
   };
 }
