@@ -1,0 +1,86 @@
+/**
+ * The sandbox's public option and result types (re-exported by sandbox.ts and index.ts), and the
+ * state of one evaluation that the driver and the result shaping share.
+ */
+import type { QuickJSHandle } from "quickjs-emscripten-core";
+import type { ConsoleLevel } from "./console.ts";
+import type { EvaluationLimits, LimitName, SandboxLimits } from "./limits.ts";
+import type { SourceResolver } from "./loader.ts";
+import type { ErrorInfo, HostValue, ValueInfo } from "./marshal.ts";
+import type { NativeFunction, NativeModuleSource } from "./modules.ts";
+
+export interface SandboxOptions {
+  limits?: Partial<SandboxLimits>;
+  /** Capture console output as events (default true); false makes console methods no-ops. */
+  console?: boolean;
+  /** Native modules available through `require(name)` (a function makes its module on first use). */
+  modules?: Record<string, NativeModuleSource>;
+  /** Globals defined at creation: copied data, or host functions. */
+  globals?: Record<string, HostValue | NativeFunction>;
+  /** Native modules also exposed as globals: `{ globalName: moduleName }`. */
+  moduleGlobals?: Record<string, string>;
+  /** Evaluate all code in strict mode. */
+  strict?: boolean;
+}
+
+export type SandboxEvent =
+  | { type: "console"; payload: { level: ConsoleLevel; text: string } }
+  | { type: "value"; payload: ValueInfo }
+  | { type: "exception"; payload: ErrorInfo };
+
+export type EvaluateMode = "repl" | "script" | "module";
+export type EvaluateStatus = "ok" | "error" | "timeout" | "limit_exceeded";
+
+export interface EvaluateOptions {
+  /** Shown in stack traces; default `<repl>` or `<script>`. */
+  filename?: string;
+  /** `repl` (default) reports the completion value as a `value` event; `script` does not;
+   * `module` evaluates the code as an ES module (`import`/`export`, top-level await) and
+   * reports nothing either. */
+  mode?: EvaluateMode;
+  /** Called synchronously as each event is produced. */
+  onEvent?: (event: SandboxEvent) => void;
+  /** Per-evaluation overrides of the sandbox limits. */
+  limits?: Partial<EvaluationLimits>;
+  /** Globals defined (copied) for this evaluation only; what was there before is put back. */
+  globals?: Record<string, HostValue>;
+  /** Files that `require` and `import` may load during this evaluation (see loader.ts). */
+  sources?: SourceResolver;
+}
+
+export interface EvaluateResult {
+  status: EvaluateStatus;
+  /** The completion value (repl mode) or the return value (`call`), when status is ok. */
+  value?: ValueInfo;
+  /** The thrown value, when status is error. */
+  error?: ErrorInfo;
+  /** Which limit ended the evaluation (`memory` comes with status error: out of memory). */
+  limit?: LimitName;
+  durationMs: number;
+  events: number;
+  outputBytes: number;
+}
+
+/** A per-evaluation global to put back afterwards: its name and previous descriptor (owned). */
+export interface SavedGlobal {
+  name: string;
+  previous: QuickJSHandle;
+}
+
+/** State of the evaluation in progress (internal). */
+export interface Run {
+  mode: EvaluateMode | "call";
+  filename: string;
+  sources?: SourceResolver;
+  saved?: SavedGlobal[];
+  onEvent: (event: SandboxEvent) => void;
+  /** The promise being awaited (owned). */
+  promise?: QuickJSHandle;
+  /** `promise` comes from an async eval and fulfils with `{ value }`. */
+  wrapped: boolean;
+  result?: EvaluateResult;
+  /** onEvent threw: stop and rethrow to the caller. */
+  callbackError?: { error: unknown };
+}
+
+export const MiB = 1024 * 1024;
