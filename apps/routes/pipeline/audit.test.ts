@@ -255,12 +255,9 @@ describe("auditStage", () => {
     ]);
   });
 
-  // BUG (audit.ts): a failure before authorization that is not a HostReply with an audit reason
-  // (an authenticator whose key server is down, a resolver whose database is, an authorizer that
-  // throws) answers 500 and leaves no audit record at all: `!state.allowed` without `deniedWith`
-  // records nothing. docs/routes.md: "`allowed` then `completed` (or `failed` for a 5xx ...), or
-  // `denied`": an audited request that was answered should have a record. Expected: `failed`, 500.
-  it.fails("records a 500 from a stage before authorization (a throwing resolver) as failed", async () => {
+  // A failure before authorization that is not a refusal (an authenticator whose key server is
+  // down, a resolver whose database is, an authorizer that throws) is the host's: `failed`, 500.
+  it("records a 500 from a stage before authorization (a throwing resolver) as failed", async () => {
     const sink = collecting();
     const crash: Stage = async () => {
       throw new TypeError("database connection reset");

@@ -1,6 +1,7 @@
 /**
  * `.audit(event)`: one record per outcome. `allowed` when authorization passed (the handler stage
- * records it), then `completed` or `failed`; `denied` with the reason when a stage refused. Every
+ * records it), then `completed` or `failed`; `denied` with the reason when a stage refused; `failed`
+ * (`host_error`) when a service failed before anything was decided. Every
  * write is awaited before the response leaves, so an event is stored when the client sees the
  * outcome (and a Worker does not drop it after responding).
  */
@@ -44,8 +45,10 @@ export function auditStage(plan: RoutePlan & { audit: string }, sink: AuditSink,
     const statusCode = c.res.status;
     if (c.error instanceof HostReply && c.error.auditReason) state.audit("denied", { reason: c.error.auditReason, statusCode });
     else if (!state.allowed) {
-      // Answered before authorization without an error: a stage's own answer (a sign-in redirect).
+      // Answered before authorization: a stage's own answer (a sign-in redirect), or a service
+      // that failed before anything was decided (its database down), the host's error.
       if (state.deniedWith && !c.error) state.audit("denied", { reason: state.deniedWith, statusCode });
+      else if (c.error) state.audit("failed", { statusCode, reason: "host_error" });
     }
     else if (c.error || statusCode >= 500) state.audit("failed", { statusCode, reason: "handler_error" });
     else state.audit("completed", { statusCode });

@@ -210,13 +210,9 @@ describe("handlerStage: a guarded mount", () => {
     expect(encoded.calls[0]!.url).toBe("http://host.test/a%2Fb");
   });
 
-  // BUG (handler.ts, mountTarget): a guarded mount that strips its prefix does not say so in the
-  // env it hands the mountable: `{ requestId, clientAddress, mountPrefix }` has no `mountStripped`,
-  // where an unguarded mount (core/mounts.ts) passes `mountStripped: m.stripPrefix` and
-  // lib/runtime.ts documents it as "set with mountPrefix". A mountable that depends on it (the
-  // identity provider's withoutIssuerAlias, core/issuer-alias.ts) then serves the never-advertised
-  // alias `/idp/idp/...` behind a guarded, stripping mount instead of refusing it.
-  it.fails("tells the mountable whether its prefix was stripped (mountStripped), as an unguarded mount does", async () => {
+  // A mountable that depends on it (the identity provider's withoutIssuerAlias) would otherwise
+  // serve the never-advertised alias `/idp/idp/...` behind a guarded, stripping mount.
+  it("tells the mountable whether its prefix was stripped (mountStripped), as an unguarded mount does", async () => {
     const stripped = mounted(true);
     await stripped.fetch("/api/users");
     expect(stripped.calls[0]!.env.mountStripped).toBe(true);

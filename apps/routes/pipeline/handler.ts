@@ -75,7 +75,7 @@ function mountTarget(target: Extract<Target, { kind: "mount" }>): Run {
     if (target.strip && target.prefix !== "/") url.pathname = rawBelow(url.pathname, target.prefix) || "/";
     const hasBody = state.bytes !== undefined && state.bytes.byteLength > 0;
     const forwarded = new Request(url, { method: request.method, headers: request.headers, body: hasBody ? (state.bytes as Uint8Array<ArrayBuffer>) : undefined });
-    return { response: await target.handler(forwarded, { requestId: state.requestId, clientAddress: script.ip || undefined, mountPrefix: target.prefix }), sessionUsed: false };
+    return { response: await target.handler(forwarded, { requestId: state.requestId, clientAddress: script.ip || undefined, mountPrefix: target.prefix, mountStripped: target.strip }), sessionUsed: false };
   };
 }
 
