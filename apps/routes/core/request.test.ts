@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { maxBodyPieces } from "../../../lib/http/body-limit.ts";
-import { boundedBody, multiMap, readBody, RequestBodyError } from "./request.ts";
+import { boundedBody, multiMap, readBody, RequestBodyError, headerMap, headerMapOfLines } from "./request.ts";
 
 /** A streamed (chunked) request body made of `pieces`. */
 function streamed(pieces: Uint8Array[], type = "text/plain"): Request {
@@ -36,5 +36,18 @@ describe("request bodies", () => {
     expect(bounded.exceeded()).toBe(true);
     const declared = new Request("http://host.test/x", { method: "POST", body: "x".repeat(2000), headers: { "content-length": "2000" } });
     expect(() => boundedBody(declared, 1024)).toThrow(RequestBodyError);
+  });
+});
+
+describe("headerMapOfLines", () => {
+  it("gives what web Headers give: lower-case sorted names, repeats joined, values trimmed, no pseudo-headers", () => {
+    const lines = ["Host", "a.test", "X-Tag", " one ", "accept", "*/*", "x-tag", "two", ":path", "/x", "Cookie", "a=1", "cookie", "b=2", "Zeta", "\tz\t"];
+    const pairs: [string, string][] = [];
+    for (let i = 0; i < lines.length; i += 2) if (!lines[i]!.startsWith(":")) pairs.push([lines[i]!, lines[i + 1]!]);
+    const viaHeaders = headerMap(new Headers(pairs));
+    const fast = headerMapOfLines(lines);
+    expect(fast).toEqual(viaHeaders);
+    expect(Object.keys(fast)).toEqual(Object.keys(viaHeaders));
+    expect(fast["x-tag"]).toBe("one, two");
   });
 });

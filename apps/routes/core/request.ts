@@ -62,6 +62,25 @@ export function headerMap(headers: Headers): Record<string, string> {
   return out;
 }
 
+const OWS = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
+/**
+ * The same map from header lines as received (ServeEnv.rawHeaders): what web Headers would give,
+ * names lower case and sorted, repeated values joined by ", " (cookies by "; "), values without surrounding
+ * whitespace, HTTP/2 pseudo-headers left out.
+ */
+export function headerMapOfLines(lines: readonly string[]): Record<string, string> {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < lines.length; i += 2) {
+    const name = lines[i]!;
+    if (name.charCodeAt(0) !== 58 /* : */) pairs.push([name.toLowerCase(), lines[i + 1]!.replace(OWS, "")]);
+  }
+  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const out: Record<string, string> = {};
+  for (const [name, value] of pairs) out[name] = Object.hasOwn(out, name) ? `${out[name]}${name === "cookie" ? "; " : ", "}${value}` : value;
+  return out;
+}
+
 export function cookieMap(headers: Headers): Record<string, string> {
   const header = headers.get("cookie");
   return header ? { ...parseCookies(header) } : {};
@@ -161,6 +180,8 @@ export interface RequestFacts {
   body: HostValue;
   rawBody: string;
   cookies: Record<string, string>;
+  /** The header lines as received, when the runtime gives them (ServeEnv.rawHeaders). */
+  rawHeaders?: readonly string[];
 }
 
 export function scriptRequest(request: Request, url: URL, facts: RequestFacts): ScriptRequest {
@@ -170,7 +191,7 @@ export function scriptRequest(request: Request, url: URL, facts: RequestFacts): 
     path: url.pathname,
     query: multiMap(url.searchParams),
     params: facts.params,
-    headers: headerMap(request.headers),
+    headers: facts.rawHeaders ? headerMapOfLines(facts.rawHeaders) : headerMap(request.headers),
     cookies: facts.cookies,
     session: facts.session,
     ip: facts.ip,

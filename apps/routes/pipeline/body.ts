@@ -19,7 +19,7 @@ export function bodyStage(deps: Pick<StageDeps, "maxBodyBytes">): Stage {
       throw err;
     }
     state.bytes = body.bytes;
-    const script = scriptRequest(request, state.url, { params: state.params, session: state.session, ip: state.ip, cookies: state.cookies, ...body });
+    const script = scriptRequest(request, state.url, { params: state.params, session: state.session, ip: state.ip, cookies: state.cookies, rawHeaders: c.env.rawHeaders, ...body });
     state.pipe = { request, script, route: state.plan, requestId: state.requestId };
     await next();
   };

@@ -7,7 +7,7 @@ import { serveSandboxThread, type AskHost, type SandboxSide, type SandboxThreadI
 import type { PoolMessage, PoolReply } from "../../../lib/sandbox-host/pool.ts";
 import type { ThreadEndpoint } from "../../../lib/sandbox-host/threads.ts";
 import type { HostValue, SandboxEngine } from "../../../lib/sandbox/index.ts";
-import { loadScriptSandbox, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptLimits, type ScriptNatives, type ScriptSandbox } from "./script-sandbox.ts";
+import { answerResponse, isAnswerText, loadScriptSandbox, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptLimits, type ScriptNatives, type ScriptSandbox } from "./script-sandbox.ts";
 
 // ---- protocol: what crosses ----------------------------------------------------------------------
 
@@ -26,13 +26,17 @@ export type ScriptCallResult = Registration[] | DispatchOutcome | string;
 
 export const dispatchCall = (handler: number, input: string): string => `${handler} ${input}`;
 
-/** An outcome as JSON text, when JSON keeps all of it. */
-function outcomeText(outcome: DispatchOutcome): DispatchOutcome | string {
+/** An outcome as text: the dispatcher's own short answer as it is, else JSON when JSON keeps all of it. */
+function outcomeText(outcome: DispatchOutcome | string): DispatchOutcome | string {
+  if (typeof outcome === "string") return outcome;
   return outcome.ok && (outcome.response.bytes !== undefined || outcome.response.render !== undefined) ? outcome : JSON.stringify(outcome);
 }
 
 /** An outcome as it came back from a side. */
-export const outcomeOf = (result: ScriptCallResult): DispatchOutcome => (typeof result === "string" ? (JSON.parse(result) as DispatchOutcome) : (result as DispatchOutcome));
+export function outcomeOf(result: ScriptCallResult): DispatchOutcome {
+  if (typeof result !== "string") return result as DispatchOutcome;
+  return isAnswerText(result) ? { ok: true, response: answerResponse(result), console: [] } : (JSON.parse(result) as DispatchOutcome);
+}
 export type ToScriptThread = PoolMessage<ScriptThreadInit, ScriptCall>;
 export type FromScriptThread = PoolReply<ScriptCallResult, never>;
 
@@ -60,7 +64,7 @@ export function scriptSide(engine: SandboxEngine, init: ScriptThreadInit): Sandb
   async function work(call: ScriptCall): Promise<ScriptCallResult> {
     if (typeof call === "string") {
       const space = call.indexOf(" ");
-      return outcomeText(await dispatch(Number(call.slice(0, space)), call.slice(space + 1)));
+      return outcomeText(await dispatch(Number(call.slice(0, space)), call.slice(space + 1), true));
     }
     if (call.op === "dispatch") return dispatch(call.handler, call.input);
     // A script that fails to load leaves the previous one in place.
@@ -71,9 +75,9 @@ export function scriptSide(engine: SandboxEngine, init: ScriptThreadInit): Sandb
     return fresh.registrations;
   }
 
-  async function dispatch(handler: number, input: string): Promise<DispatchOutcome> {
+  async function dispatch(handler: number, input: string, asText = false): Promise<DispatchOutcome | string> {
     if (!sandbox || !bundle) throw new Error("no script is loaded");
-    const outcome = await sandbox.dispatch(handler, input);
+    const outcome = asText ? await sandbox.dispatchText(handler, input) : await sandbox.dispatch(handler, input);
     if (sandbox.broken) {
       sandbox.dispose();
       sandbox = undefined;
