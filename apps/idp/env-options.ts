@@ -5,16 +5,18 @@
  * `IDP_ISSUER` may contain `{origin}`, replaced per request by the request's origin (see app.ts).
  */
 import { parseYaml } from "../../lib/config/yaml.ts";
+import { CodedError } from "../../lib/errors.ts";
 import type { IdpAppOptions } from "./app.ts";
 import { CORS_ORIGIN_HINT, parseCorsOrigin } from "./domain/cors.ts";
 
 export type Env = Record<string, string | undefined>;
 
-export class EnvOptionError extends Error {
-  readonly code = "INVALID_ENV";
+/** A bad environment setting (also `BackchannelConfigError`'s code). */
+export type EnvOptionErrorCode = "INVALID_ENV";
+
+export class EnvOptionError extends CodedError<EnvOptionErrorCode> {
   constructor(readonly variable: string, message: string) {
-    super(`${variable}: ${message}`);
-    this.name = "EnvOptionError";
+    super("INVALID_ENV", `${variable}: ${message}`);
   }
 }
 

@@ -68,9 +68,11 @@ export interface SessionService {
   shutdown(): Promise<void>;
 }
 
-/** Domain errors to the API's error shape; anything else stays a 500 for the shared handler. */
+/** The service's one mapping from errors to HTTP: domain errors get their status from
+ * ERROR_STATUS and become ApiErrors, which `apiErrorHandler` writes as the error envelope; anything
+ * else stays a logged 500 INTERNAL there. */
 function toApiError(err: Error): Error {
-  if (err instanceof SessionServiceError) return new ApiError(ERROR_STATUS[err.code], err.code, err.message, err.details);
+  if (err instanceof SessionServiceError) return new ApiError(ERROR_STATUS[err.code], err.code, err.message, err.details, err.headers);
   if (err instanceof FileTreeError) return toApiError(fileError(err));
   return err;
 }

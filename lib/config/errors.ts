@@ -2,6 +2,8 @@
  * Configuration errors: one typed class with a stable code, so a command line can print a single
  * clear line and exit 2, and tests can assert the code instead of the wording.
  */
+import { CodedError } from "../errors.ts";
+
 export type ConfigErrorCode =
   | "CONFIG_UNKNOWN_FIELD"
   | "CONFIG_UNKNOWN_SECTION"
@@ -16,16 +18,15 @@ export type ConfigErrorCode =
   | "PROFILES_FILE_MISSING"
   | "PROFILES_FILE_INVALID";
 
-export class ConfigError extends Error {
+export class ConfigError extends CodedError<ConfigErrorCode> {
   constructor(
-    readonly code: ConfigErrorCode,
+    code: ConfigErrorCode,
     message: string,
     /** Where the offending value came from (`config:<path>`, `env:IDP_X`, ...), when known. */
     readonly source?: string,
     /** The field concerned, when there is one. */
     readonly field?: string,
   ) {
-    super(message);
-    this.name = "ConfigError";
+    super(code, message);
   }
 }

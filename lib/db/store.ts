@@ -4,6 +4,7 @@
  * a Durable Object's SQLite (`durable.ts`), and wrapped by group commit (`group-commit.ts`);
  * domain code only ever sees this interface.
  */
+import { CodedError } from "../errors.ts";
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type SqlRow = Record<string, SqlValue>;
 
@@ -23,11 +24,11 @@ export interface SqlStore {
   close(): Promise<void>;
 }
 
-export class StoreError extends Error {
-  readonly code = "STORE_ERROR";
+export type StoreErrorCode = "STORE_ERROR";
+
+export class StoreError extends CodedError<StoreErrorCode> {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "StoreError";
+    super("STORE_ERROR", message, options);
   }
 }
 

@@ -6,16 +6,11 @@
  * Relative paths go through `resolveRelativePath` (./paths.ts) first; implementations also refuse
  * anything that resolves outside `root` (symlinks), which only they can see.
  */
+import { CodedError } from "../errors.ts";
+
 export type FileTreeErrorCode = "INVALID_PATH" | "FILE_NOT_FOUND" | "NOT_A_FILE";
 
-export class FileTreeError extends Error {
-  readonly code: FileTreeErrorCode;
-  constructor(code: FileTreeErrorCode, message: string) {
-    super(message);
-    this.name = "FileTreeError";
-    this.code = code;
-  }
-}
+export class FileTreeError extends CodedError<FileTreeErrorCode> {}
 
 export type FileKind = "file" | "directory";
 

@@ -5,18 +5,11 @@
  * pieces (each piece costs a runtime far more than its bytes: 1 MiB in one-byte chunks would cost
  * hundreds of MB). The route host and the identity provider read their bodies this way.
  */
+import { CodedError } from "../errors.ts";
 
 export type BodyLimitCode = "BODY_TOO_LARGE" | "BODY_UNREADABLE";
 
-export class BodyLimitError extends Error {
-  constructor(
-    readonly code: BodyLimitCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = "BodyLimitError";
-  }
-}
+export class BodyLimitError extends CodedError<BodyLimitCode> {}
 
 /** Most pieces a streamed body of at most `maxBytes` may come in. */
 export const maxBodyPieces = (maxBytes: number) => Math.max(16_384, Math.ceil(maxBytes / 64));

@@ -4,20 +4,21 @@
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { CodedError } from "../errors.ts";
 
 export type ErrorDetails = Record<string, unknown>;
 
-export class ApiError extends Error {
-  readonly status: ContentfulStatusCode;
-  readonly code: string;
-  readonly details?: ErrorDetails;
-
-  constructor(status: ContentfulStatusCode, code: string, message: string, details?: ErrorDetails) {
-    super(message);
-    this.name = "ApiError";
-    this.status = status;
-    this.code = code;
-    this.details = details;
+/** An error already in HTTP terms: status, envelope code, and any headers the answer needs (a
+ * service's error handler builds these from its domain errors; `C` is the service's code union). */
+export class ApiError<C extends string = string> extends CodedError<C> {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    code: C,
+    message: string,
+    readonly details?: ErrorDetails,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(code, message);
   }
 }
 
@@ -37,7 +38,7 @@ export function errorEnvelope(code: string, message: string, details?: ErrorDeta
 export function apiErrorHandler(onUnexpected?: (err: unknown, c: Context) => void) {
   return (err: Error, c: Context): Response => {
     if (err instanceof ApiError) {
-      return c.json(errorEnvelope(err.code, err.message, err.details), err.status);
+      return c.json(errorEnvelope(err.code, err.message, err.details), err.status, err.headers);
     }
     onUnexpected?.(err, c);
     return c.json(errorEnvelope("INTERNAL", "internal error"), 500);

@@ -14,11 +14,14 @@ import { JsonDepthError, MAX_JSON_DEPTH, parseJsonBounded, valueDepth } from "./
 
 type ObjectSchema = v.ObjectSchema<v.ObjectEntries, v.ErrorMessage<v.ObjectIssue> | undefined>;
 
-export function invalidRequest(message: string, details?: Record<string, unknown>): ApiError {
+/** The codes of a refused JSON body. */
+export type JsonBodyErrorCode = "INVALID_REQUEST" | "VALIDATION_ERROR";
+
+export function invalidRequest(message: string, details?: Record<string, unknown>): ApiError<"INVALID_REQUEST"> {
   return new ApiError(400, "INVALID_REQUEST", message, details);
 }
 
-export function validationError(message: string, details?: Record<string, unknown>): ApiError {
+export function validationError(message: string, details?: Record<string, unknown>): ApiError<"VALIDATION_ERROR"> {
   return new ApiError(400, "VALIDATION_ERROR", message, details);
 }
 
@@ -31,7 +34,7 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): { path:
 }
 
 /** 400 INVALID_REQUEST for a value nested deeper than `maxDepth` (with `details.max_depth`). */
-export function tooDeep(maxDepth = MAX_JSON_DEPTH): ApiError {
+export function tooDeep(maxDepth = MAX_JSON_DEPTH): ApiError<"INVALID_REQUEST"> {
   return invalidRequest(`request body is nested deeper than ${maxDepth} levels`, { max_depth: maxDepth });
 }
 

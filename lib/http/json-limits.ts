@@ -7,15 +7,16 @@
  *
  * Both checks are iterative, so the check itself cannot overflow.
  */
+import { CodedError } from "../errors.ts";
 
 /** Deepest nesting of arrays and objects accepted (`[]` and `{}` are depth 1, a scalar 0). */
 export const MAX_JSON_DEPTH = 64;
 
-export class JsonDepthError extends Error {
-  readonly code = "JSON_TOO_DEEP";
+export type JsonDepthErrorCode = "JSON_TOO_DEEP";
+
+export class JsonDepthError extends CodedError<JsonDepthErrorCode> {
   constructor(readonly maxDepth: number) {
-    super(`JSON nested deeper than ${maxDepth} levels`);
-    this.name = "JsonDepthError";
+    super("JSON_TOO_DEEP", `JSON nested deeper than ${maxDepth} levels`);
   }
 }
 

@@ -5,16 +5,19 @@
  * resource endpoints, `ath`. Replay is checked by the caller against the state store, keyed by
  * the key's thumbprint and the jti. No nonces (the spec says so).
  */
+import { CodedError } from "../errors.ts";
 import type { JWK } from "jose";
 import { loadJose, sha256Base64url } from "./jose.ts";
 
 export const DPOP_ALGS = ["ES256", "RS256"];
 export const DPOP_IAT_WINDOW_S = 300;
 
-export class DpopError extends Error {
+/** The OAuth error code a bad, repeated or replayed DPoP proof is answered with (RFC 9449 §7.1). */
+export type DpopErrorCode = "invalid_dpop_proof";
+
+export class DpopError extends CodedError<DpopErrorCode> {
   constructor(message: string) {
-    super(message);
-    this.name = "DpopError";
+    super("invalid_dpop_proof", message);
   }
 }
 

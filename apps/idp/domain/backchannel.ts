@@ -15,6 +15,7 @@
  * runtime keeps work going after the response (Node, Deno, a Durable Object) the POSTs run after
  * it; where it may not (a module Worker) the request awaits them (Provider.deliver).
  */
+import { CodedError } from "../../../lib/errors.ts";
 import type { Provider } from "./provider.ts";
 import { LIFETIME_MS, type SessionRecord } from "./records.ts";
 
@@ -137,11 +138,11 @@ async function postLogoutToken(p: Provider, r: LogoutClientRecord): Promise<void
 }
 
 /** A bad back-channel logout URI setting: a configuration error (the CLI prints it and stops). */
-export class BackchannelConfigError extends Error {
-  readonly code = "INVALID_ENV";
+export type BackchannelConfigErrorCode = "INVALID_ENV";
+
+export class BackchannelConfigError extends CodedError<BackchannelConfigErrorCode> {
   constructor(message: string) {
-    super(`IDP_BACKCHANNEL_LOGOUT_URIS: ${message}`);
-    this.name = "BackchannelConfigError";
+    super("INVALID_ENV", `IDP_BACKCHANNEL_LOGOUT_URIS: ${message}`);
   }
 }
 

@@ -3,6 +3,7 @@
  * raw extra claims (which override helpers of the same name), then `omit_claims` removals, then
  * the claims typed on the login page for the session (which override all of these).
  */
+import { CodedError } from "../../../lib/errors.ts";
 import { JsonDepthError, parseJsonBounded } from "../../../lib/http/json-limits.ts";
 import type { Scenario } from "./scenarios.ts";
 import { syntheticEmail, syntheticName } from "./users.ts";
@@ -55,10 +56,11 @@ export const LOGIN_CLAIMS_MAX_BYTES = 4096;
  */
 export const RESERVED_LOGIN_CLAIMS = new Set([...PROTOCOL_CLAIMS, "cnf", "client_id", "scope", "sid", "c_hash", "s_hash", "act", "may_act"]);
 
-export class LoginClaimsError extends Error {
+export type LoginClaimsErrorCode = "INVALID_LOGIN_CLAIMS";
+
+export class LoginClaimsError extends CodedError<LoginClaimsErrorCode> {
   constructor(message: string) {
-    super(message);
-    this.name = "LoginClaimsError";
+    super("INVALID_LOGIN_CLAIMS", message);
   }
 }
 

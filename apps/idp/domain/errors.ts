@@ -2,59 +2,94 @@
  * Typed errors of the provider. `OAuthError` becomes the JSON `{error, error_description}` body
  * (decisions.md: 401 invalid_client, 400 the rest, 500 server_error); `PageError` a small HTML page
  * for browser-facing endpoints when the client cannot be redirected to; `AuthorizeRedirectError`
- * goes back to a validated redirect URI.
+ * goes back to a validated redirect URI. Each has its code union below; the provider's one error
+ * handler (`errorHandler` in app.ts) turns them into answers.
  */
-export class OAuthError extends Error {
+import { CodedError } from "../../../lib/errors.ts";
+import type { AuthorizeFailure } from "./scenarios.ts";
+
+/** The OAuth `error` values the provider answers with (RFC 6749 §5.2, 8628, 8693, 9449). */
+export type OAuthErrorCode =
+  | "access_denied"
+  | "authorization_pending"
+  | "expired_token"
+  | "invalid_client"
+  | "invalid_dpop_proof"
+  | "invalid_grant"
+  | "invalid_request"
+  | "invalid_scope"
+  | "invalid_target"
+  | "server_error"
+  | "slow_down"
+  | "unauthorized_client"
+  | "unsupported_grant_type"
+  | "unsupported_token_type";
+
+export class OAuthError extends CodedError<OAuthErrorCode> {
+  /** The body's `error` member: the code. */
+  readonly error: OAuthErrorCode = this.code;
   constructor(
-    readonly error: string,
+    code: OAuthErrorCode,
     readonly description: string,
-    readonly status: 400 | 401 | 403 | 500 = error === "invalid_client" ? 401 : error === "server_error" ? 500 : 400,
+    readonly status: 400 | 401 | 403 | 500 = code === "invalid_client" ? 401 : code === "server_error" ? 500 : 400,
     readonly headers: Record<string, string> = {},
   ) {
-    super(`${error}: ${description}`);
-    this.name = "OAuthError";
+    super(code, `${code}: ${description}`);
   }
 }
 
-export class PageError extends Error {
+/** A page error's code, from its status (the page shows the title and message, not the code). */
+export type PageErrorCode = "invalid_request" | "unauthorized" | "forbidden" | "not_found";
+const PAGE_ERROR_CODE = { 400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found" } as const;
+
+export class PageError extends CodedError<PageErrorCode> {
   constructor(
     readonly status: 400 | 401 | 403 | 404,
     readonly title: string,
     message: string,
   ) {
-    super(message);
-    this.name = "PageError";
+    super(PAGE_ERROR_CODE[status], message);
   }
 }
+
+/** The `error` values sent to a redirect URI (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6). */
+export type AuthorizeRedirectErrorCode =
+  | "invalid_request"
+  | "invalid_scope"
+  | "unauthorized_client"
+  | "unsupported_response_mode"
+  | "unsupported_response_type"
+  | AuthorizeFailure;
 
 /** An authorization error sent to the client's (already validated) redirect URI. */
-export class AuthorizeRedirectError extends Error {
+export class AuthorizeRedirectError extends CodedError<AuthorizeRedirectErrorCode> {
+  /** The redirect's `error` parameter: the code. */
+  readonly error: AuthorizeRedirectErrorCode = this.code;
   constructor(
-    readonly error: string,
+    code: AuthorizeRedirectErrorCode,
     readonly description: string,
   ) {
-    super(`${error}: ${description}`);
-    this.name = "AuthorizeRedirectError";
+    super(code, `${code}: ${description}`);
   }
 }
 
+export type UsersDocumentErrorCode = "INVALID_USERS";
+
 /** A users document (file, env var or debug body) that does not validate. */
-export class UsersDocumentError extends Error {
-  readonly code = "INVALID_USERS";
+export class UsersDocumentError extends CodedError<UsersDocumentErrorCode> {
   constructor(
     message: string,
     readonly issues: { path: string; message: string }[] = [],
   ) {
-    super(message);
-    this.name = "UsersDocumentError";
+    super("INVALID_USERS", message);
   }
 }
 
+export type SigningKeysErrorCode = "INVALID_SIGNING_KEYS";
+
 /** Signing keys given in configuration that cannot be used. */
-export class SigningKeysError extends Error {
-  readonly code = "INVALID_SIGNING_KEYS";
+export class SigningKeysError extends CodedError<SigningKeysErrorCode> {
   constructor(message: string) {
-    super(message);
-    this.name = "SigningKeysError";
+    super("INVALID_SIGNING_KEYS", message);
   }
 }

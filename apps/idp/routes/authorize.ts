@@ -9,7 +9,7 @@ import type { Context, Hono } from "hono";
 import { setCookie } from "hono/cookie";
 import { LoginClaimsError, parseLoginClaims, type LoginClaims, type User } from "../domain/claims.ts";
 import { allowsGrant, redirectUriAllowed, type Client } from "../domain/clients.ts";
-import { AuthorizeRedirectError, PageError } from "../domain/errors.ts";
+import { AuthorizeRedirectError, PageError, type AuthorizeRedirectErrorCode } from "../domain/errors.ts";
 import { scopeList } from "../domain/issue.ts";
 import { isPkceMethod, isWellFormedPkceValue, type PkceMethod } from "../domain/pkce.ts";
 import type { Provider } from "../domain/provider.ts";
@@ -65,7 +65,7 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
 function validateRest(params: Params, base: { client: Client; redirect_uri: string }): AuthorizeRequest {
   const v = params.values;
-  const fail = (error: string, description: string) => new AuthorizeRedirectError(error, description);
+  const fail = (error: AuthorizeRedirectErrorCode, description: string) => new AuthorizeRedirectError(error, description);
   if (params.duplicates.length > 0) throw fail("invalid_request", `parameter repeated: ${params.duplicates.join(", ")}`);
   const mode = v.get("response_mode") ?? "query";
   if (!isResponseMode(mode)) throw fail("unsupported_response_mode", "response_mode must be query, fragment or form_post");

@@ -207,7 +207,7 @@ export function registerToken(app: Hono, p: Provider): void {
     try {
       proof = await checkProof(c, p, endpoints(issuer).token_endpoint);
     } catch (err) {
-      if (err instanceof DpopError) throw new OAuthError("invalid_dpop_proof", err.message);
+      if (err instanceof DpopError) throw new OAuthError(err.code, err.message);
       throw err;
     }
     const body = await GRANTS[grantType]!({ c, p, client, form: form.values, issuer, proof });

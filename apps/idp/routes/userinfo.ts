@@ -37,7 +37,7 @@ async function userinfo(c: Context, p: Provider): Promise<Response> {
       if (!proof) return unauthorized(c, "DPoP", "invalid_dpop_proof", "a DPoP proof is required");
       if (proof.jkt !== record.jkt) return unauthorized(c, "DPoP", "invalid_dpop_proof", "the proof key does not match the token binding");
     } catch (err) {
-      if (err instanceof DpopError) return unauthorized(c, "DPoP", "invalid_dpop_proof", err.message);
+      if (err instanceof DpopError) return unauthorized(c, "DPoP", err.code, err.message);
       throw err;
     }
   } else if (scheme === "DPoP") {

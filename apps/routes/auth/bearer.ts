@@ -141,7 +141,7 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
     try {
       verified = await verifyDpopProof(proof, { method: req.request.method, urls: [req.request.url], now: now(), accessToken: token });
     } catch (err) {
-      if (err instanceof DpopError) throw new AuthenticationError("invalid_dpop_proof", err.message);
+      if (err instanceof DpopError) throw new AuthenticationError(err.code, err.message);
       throw err;
     }
     if (verified.jkt !== jkt) throw new AuthenticationError("invalid_dpop_proof", "the DPoP proof is signed by a key the token is not bound to");

@@ -20,6 +20,7 @@
  */
 import * as v from "valibot";
 import { parseYaml } from "../../../lib/config/yaml.ts";
+import { CodedError } from "../../../lib/errors.ts";
 import type { Actor, AuthorizationDecision, Authorizer } from "../core/services.ts";
 import { grantAllows } from "./scope-authorizer.ts";
 
@@ -46,11 +47,11 @@ const PolicySchema = v.strictObject({
 
 export type Policy = v.InferOutput<typeof PolicySchema>;
 
-export class PolicyError extends Error {
-  readonly code = "INVALID_POLICY";
+export type PolicyErrorCode = "INVALID_POLICY";
+
+export class PolicyError extends CodedError<PolicyErrorCode> {
   constructor(message: string) {
-    super(message);
-    this.name = "PolicyError";
+    super("INVALID_POLICY", message);
   }
 }
 

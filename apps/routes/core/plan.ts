@@ -5,6 +5,7 @@
  */
 import { getPath } from "hono/utils/url";
 import * as v from "valibot";
+import { CodedError } from "../../../lib/errors.ts";
 
 export interface ResourceSpec {
   /** The resource type name; also its key in `ctx.resources`. */
@@ -41,11 +42,11 @@ export interface RoutePattern {
   params: string[];
 }
 
-export class RoutePlanError extends Error {
-  readonly code = "INVALID_ROUTE_PLAN";
+export type RoutePlanErrorCode = "INVALID_ROUTE_PLAN";
+
+export class RoutePlanError extends CodedError<RoutePlanErrorCode> {
   constructor(message: string) {
-    super(message);
-    this.name = "RoutePlanError";
+    super("INVALID_ROUTE_PLAN", message);
   }
 }
 

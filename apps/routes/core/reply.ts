@@ -3,27 +3,42 @@
  * message; the audit reason when it is a denial), `errorResponse` its JSON envelope. One place
  * turns them into responses (`replyResponse`), so dev mode and logging are decided once.
  */
+import { CodedError } from "../../../lib/errors.ts";
 import { errorEnvelope } from "../../../lib/http/errors.ts";
 import type { Logger } from "../../../lib/log.ts";
 import { hostError } from "./error-page.ts";
+import type { BodyErrorCode } from "./request.ts";
 
 export type HostReplyStatus = 400 | 401 | 403 | 404 | 405 | 413 | 500;
 
-export class HostReply extends Error {
+/** Every `error.code` the host itself answers with. */
+export type HostErrorCode =
+  | BodyErrorCode
+  | "UNAUTHENTICATED"
+  | "FORBIDDEN"
+  | "CSRF_FAILED"
+  | "NOT_FOUND"
+  | "METHOD_NOT_ALLOWED"
+  | "RAW_ROUTES_DISABLED"
+  | "SERVICE_MISSING"
+  | "NO_RUNTIME"
+  | "HANDLER_FAILED"
+  | "INTERNAL";
+
+export class HostReply extends CodedError<HostErrorCode> {
   constructor(
     readonly status: HostReplyStatus,
-    readonly code: string,
+    code: HostErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
     /** Why the request was denied, for the audit record (a denial, not a failure). */
     readonly auditReason?: string,
   ) {
-    super(message);
-    this.name = "HostReply";
+    super(code, message);
   }
 }
 
-export function errorResponse(status: number, code: string, message: string, headers: Record<string, string> = {}): Response {
+export function errorResponse(status: number, code: HostErrorCode, message: string, headers: Record<string, string> = {}): Response {
   return hostError(new Response(JSON.stringify(errorEnvelope(code, message)), { status, headers: { "content-type": "application/json", ...headers } }));
 }
 

@@ -6,6 +6,7 @@
  * authentication; a body over the limit is 413, counted while it streams.
  */
 import { parse as parseCookies } from "hono/utils/cookie";
+import { CodedError } from "../../../lib/errors.ts";
 import { BodyLimitError, boundedStream, readBoundedBytes } from "../../../lib/http/body-limit.ts";
 import { JsonDepthError, parseJsonBounded } from "../../../lib/http/json-limits.ts";
 import type { HostValue } from "../../../lib/sandbox/index.ts";
@@ -27,15 +28,8 @@ export interface ScriptRequest {
 
 export type BodyErrorCode = "INVALID_JSON" | "JSON_TOO_DEEP" | "INVALID_FORM" | "BODY_UNREADABLE" | "BODY_TOO_LARGE";
 
-export class RequestBodyError extends Error {
-  readonly code: BodyErrorCode;
-  readonly status: 400 | 413;
-  constructor(code: BodyErrorCode, message: string) {
-    super(message);
-    this.name = "RequestBodyError";
-    this.code = code;
-    this.status = code === "BODY_TOO_LARGE" ? 413 : 400;
-  }
+export class RequestBodyError extends CodedError<BodyErrorCode> {
+  readonly status: 400 | 413 = this.code === "BODY_TOO_LARGE" ? 413 : 400;
 }
 
 /** Repeated keys become lists, in order. */

@@ -7,17 +7,18 @@
  * (RFC 9112 §6): a script's `content-length` or `transfer-encoding` beside the body the host
  * sends would desynchronise a keep-alive connection.
  */
+import { CodedError } from "../../../lib/errors.ts";
 import type { HostValue } from "../../../lib/sandbox/index.ts";
 import type { ScriptResponse } from "../script/script-sandbox.ts";
 
 /** Renders `res.html(value)` for a non-string value (spec: the host's Renderer option). */
 export type Renderer = (value: HostValue) => string | Promise<string>;
 
-export class ResponseRuleError extends Error {
-  readonly code = "INVALID_RESPONSE";
+export type ResponseRuleErrorCode = "INVALID_RESPONSE";
+
+export class ResponseRuleError extends CodedError<ResponseRuleErrorCode> {
   constructor(message: string) {
-    super(message);
-    this.name = "ResponseRuleError";
+    super("INVALID_RESPONSE", message);
   }
 }
 

@@ -2,6 +2,7 @@
  * The host services the pipeline calls (spec: Host options, `Auth.*`). Each is an interface; the
  * host fails closed when a route needs one that is not configured (500, never open).
  */
+import { CodedError } from "../../../lib/errors.ts";
 import type { RoutePlan } from "./plan.ts";
 import type { ScriptRequest } from "./request.ts";
 
@@ -119,21 +120,17 @@ export interface AuthServices {
   audit?: AuditSink;
 }
 
-/** Present but invalid credentials (bad signature, expired, wrong audience, ...): 401. */
-export class AuthenticationError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = "AuthenticationError";
-    this.code = code;
-  }
-}
+export type AuthenticationErrorCode = "invalid_token" | "invalid_dpop_proof" | "invalid_request";
+
+/** Present but invalid credentials (bad signature, expired, wrong audience, ...): 401. The code is
+ * the bearer error (RFC 6750 §3.1, RFC 9449 §7.1) and the audit record's reason. */
+export class AuthenticationError extends CodedError<AuthenticationErrorCode> {}
+
+export type ResourceNotFoundErrorCode = "RESOURCE_NOT_FOUND";
 
 /** The host not-found error a ResourceResolver may throw: 404 (or null without `.mustExist()`). */
-export class ResourceNotFoundError extends Error {
-  readonly code = "RESOURCE_NOT_FOUND";
+export class ResourceNotFoundError extends CodedError<ResourceNotFoundErrorCode> {
   constructor(message: string) {
-    super(message);
-    this.name = "ResourceNotFoundError";
+    super("RESOURCE_NOT_FOUND", message);
   }
 }

@@ -4,6 +4,7 @@
  * resolves `require` synchronously and must have the files in hand before the script runs.
  * Bounded, so a script in a large directory fails with a clear message instead of reading it all.
  */
+import { CodedError } from "../../../lib/errors.ts";
 import type { FileTree } from "../../../lib/files/tree.ts";
 import { base64Of } from "../core/request.ts";
 import type { ScriptBundle } from "./script-sandbox.ts";
@@ -11,11 +12,11 @@ import type { ScriptBundle } from "./script-sandbox.ts";
 export const BUNDLE_LIMITS = { files: 2000, bytes: 16 * 1024 * 1024 };
 const SOURCE = /\.(?:js|cjs|json)$/;
 
-export class ScriptReadError extends Error {
-  readonly code = "SCRIPT_READ_FAILED";
+export type ScriptReadErrorCode = "SCRIPT_READ_FAILED";
+
+export class ScriptReadError extends CodedError<ScriptReadErrorCode> {
   constructor(message: string) {
-    super(message);
-    this.name = "ScriptReadError";
+    super("SCRIPT_READ_FAILED", message);
   }
 }
 

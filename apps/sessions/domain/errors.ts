@@ -3,6 +3,7 @@
  * handler, the OpenAPI document and docs/sessions.md all read it. Domain code throws
  * `SessionServiceError` with a code; it never picks a status itself.
  */
+import { CodedError } from "../../../lib/errors.ts";
 import { LiveRuntimeError, type LiveErrorCode } from "../live/types.ts";
 
 export const ERROR_STATUS = {
@@ -31,14 +32,15 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-export class SessionServiceError extends Error {
-  readonly code: ErrorCode;
-  readonly details?: Record<string, unknown>;
-  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
-    super(message);
-    this.name = "SessionServiceError";
-    this.code = code;
-    this.details = details;
+export class SessionServiceError extends CodedError<ErrorCode> {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    /** Headers the answer needs (`Allow` on a 405). */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(code, message);
   }
 }
 

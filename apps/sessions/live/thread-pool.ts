@@ -8,6 +8,7 @@
  * replaced. The execution running on it rejects with RUNTIME_LOST; every other session that lived
  * on the thread is reported through `onLost`.
  */
+import { CodedError } from "../../../lib/errors.ts";
 import { createThreadPool, MESSAGE_NOT_SENT, ThreadCallError, type PoolMessage, type PoolReply, type PoolThread } from "../../../lib/sandbox-host/pool.ts";
 import type { SandboxThreadInit } from "../../../lib/sandbox-host/sandbox-side.ts";
 import type { SpawnThread, ThreadPort } from "../../../lib/sandbox-host/threads.ts";
@@ -61,7 +62,11 @@ export interface ThreadPoolOptions {
 }
 
 /** A call whose request or result the thread channel could not copy (MESSAGE_NOT_SENT). */
-class NotSent extends Error {}
+class NotSent extends CodedError<typeof MESSAGE_NOT_SENT> {
+  constructor(message: string) {
+    super(MESSAGE_NOT_SENT, message);
+  }
+}
 
 /** Per thread: the sessions pinned there, and those with an open or execute call in flight. */
 interface Pinned {

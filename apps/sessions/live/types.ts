@@ -4,6 +4,7 @@
  * owns where sandboxes live: in-process (tests), a worker-thread pool (Node, Deno), or one Durable
  * Object per session (workerd).
  */
+import { CodedError } from "../../../lib/errors.ts";
 
 export interface Limits {
   cpu_ms: number;
@@ -73,14 +74,7 @@ export interface ExecutionOutcome {
 /** Typed failures the REST layer maps to error codes. */
 export type LiveErrorCode = "STARTUP_FAILED" | "SESSION_NOT_LIVE" | "SESSION_BUSY" | "RUNTIME_LOST";
 
-export class LiveRuntimeError extends Error {
-  readonly code: LiveErrorCode;
-  constructor(code: LiveErrorCode, message: string) {
-    super(message);
-    this.name = "LiveRuntimeError";
-    this.code = code;
-  }
-}
+export class LiveRuntimeError extends CodedError<LiveErrorCode> {}
 
 export interface LiveRuntimes {
   /**

@@ -23,10 +23,10 @@ import type { Context, Env, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { describeRoute, resolver, validator, type DescribeRouteOptions } from "hono-openapi";
 import * as v from "valibot";
-import { ApiError, errorEnvelope } from "../../../lib/http/errors.ts";
+import { ApiError } from "../../../lib/http/errors.ts";
 import { decodeStrict, invalidRequest, tooDeep, validationError } from "../../../lib/http/json-body.ts";
 import { JsonDepthError, parseJsonBounded } from "../../../lib/http/json-limits.ts";
-import { ERROR_STATUS, type ErrorCode } from "../domain/errors.ts";
+import { ERROR_STATUS, SessionServiceError, type ErrorCode } from "../domain/errors.ts";
 import { COMPONENTS, ErrorEnvelopeSchema, JSON_SCHEMA } from "./schemas.ts";
 
 type ObjectSchema = v.ObjectSchema<v.ObjectEntries, v.ErrorMessage<v.ObjectIssue> | undefined>;
@@ -122,8 +122,9 @@ export function describe(doc: OperationDoc): MiddlewareHandler {
 }
 
 /** 413, and the connection is closed: the client may still be sending the rest of the body. */
-const tooLarge = (limit: number) => (c: Context) =>
-  c.json(errorEnvelope("PAYLOAD_TOO_LARGE", `request body is larger than ${limit} bytes`, { limit_bytes: limit }), 413, { Connection: "close" });
+const tooLarge = (limit: number) => (): never => {
+  throw new SessionServiceError("PAYLOAD_TOO_LARGE", `request body is larger than ${limit} bytes`, { limit_bytes: limit }, { Connection: "close" });
+};
 
 /**
  * The body size limit. A request that declares its length is judged by the header alone, without
@@ -137,7 +138,7 @@ function limitBody(limit: number): MiddlewareHandler {
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
     const length = c.req.header("content-length");
     if (length !== undefined && c.req.header("transfer-encoding") === undefined) {
-      if (Number.parseInt(length, 10) > limit) return tooLarge(limit)(c);
+      if (Number.parseInt(length, 10) > limit) tooLarge(limit)();
       return next();
     }
     return counted(c, next);
@@ -292,7 +293,9 @@ export function mountApi(api: Hono, routes: Hono): void {
     const methods = allowed.get(path)!;
     const others = METHODS.filter((m) => !methods.includes(m) && !(m === "HEAD" && methods.includes("GET")));
     const allow = methods.join(", ");
-    api.on(others, path, (c) => c.json(errorEnvelope("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on this path; use ${allow}`), 405, { Allow: allow }));
+    api.on(others, path, (c) => {
+      throw new SessionServiceError("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on this path; use ${allow}`, undefined, { Allow: allow });
+    });
   };
   const fixed = [...allowed.keys()].filter((path) => !path.includes(":"));
   for (const path of fixed) refuseOthers(path);

@@ -7,6 +7,7 @@
  * Errors carry Node's codes: ENOENT, EISDIR, ENOTDIR, EEXIST, EACCES (path outside the
  * worktree), EPERM (no capability for a write), EFBIG (file larger than the session's memory).
  */
+import { CodedError } from "../../../../lib/errors.ts";
 import { resolveRelativePath } from "../../../../lib/files/paths.ts";
 import { FileTreeError, type FileTree } from "../../../../lib/files/tree.ts";
 import type { HostValue, NativeModule } from "../../../../lib/sandbox/index.ts";
@@ -25,16 +26,16 @@ export function writableDirectories(names: string[]): string[] {
   return names.map((name) => (name === "." || name === "./" || name === "" ? "" : resolveRelativePath(name)));
 }
 
-class FsError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(`${code}: ${message}`);
+/** The Node `fs` error codes a script sees (`err.code`). */
+export type FsErrorCode = "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EACCES" | "EPERM" | "EFBIG" | "EIO";
+
+class FsError extends CodedError<FsErrorCode> {
+  constructor(code: FsErrorCode, message: string) {
+    super(code, `${code}: ${message}`);
   }
 }
 
-const CODES: Record<FileTreeError["code"], string> = { FILE_NOT_FOUND: "ENOENT", NOT_A_FILE: "EISDIR", INVALID_PATH: "EACCES" };
+const CODES: Record<FileTreeError["code"], FsErrorCode> = { FILE_NOT_FOUND: "ENOENT", NOT_A_FILE: "EISDIR", INVALID_PATH: "EACCES" };
 
 /** A FileTree failure as the error a Node script expects. */
 function translate(err: unknown, op: string, path: string): never {

@@ -9,6 +9,7 @@
  * elsewhere is returned as the 3xx response. The body is cut off at `maxResponseBytes`
  * (error code ERESPONSE_TOO_LARGE), and each call is aborted after `timeoutMs`.
  */
+import { CodedError } from "../../../../lib/errors.ts";
 import type { HostValue, NativeModule } from "../../../../lib/sandbox/index.ts";
 
 export interface NetRule {
@@ -42,14 +43,10 @@ export function hostAllowed(url: URL, rules: NetRule[]): boolean {
   return rules.some((r) => (r.wildcard ? host.endsWith("." + r.host) : host === r.host) && (r.port === undefined || r.port === port));
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** The codes of the `http` module's failures a script sees (`err.code`). */
+export type HttpErrorCode = "ENETACCESS" | "ETIMEDOUT" | "EFETCH" | "ERESPONSE_TOO_LARGE";
+
+class HttpError extends CodedError<HttpErrorCode> {}
 
 function record(v: HostValue, what: string): Record<string, HostValue> {
   if (v === undefined || v === null) return {};

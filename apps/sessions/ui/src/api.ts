@@ -3,13 +3,20 @@
  * mount prefix. Every failure is an ApiFailure with the API's `code` and `message` (or a made-up
  * code for a network failure or a body that is not the error shape).
  */
-export class ApiFailure extends Error {
+import { CodedError } from "../../../../lib/errors.ts";
+import type { ErrorCode } from "../../domain/errors.ts";
+
+/** The service's codes, and the UI's own: no answer, an answer without the error shape, a form
+ * field left empty, anything else. */
+export type ApiFailureCode = ErrorCode | "NETWORK_ERROR" | `HTTP_${number}` | "REQUIRED" | "ERROR";
+
+export class ApiFailure extends CodedError<ApiFailureCode> {
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: ApiFailureCode,
     message: string,
   ) {
-    super(message);
+    super(code, message);
   }
 }
 
@@ -43,7 +50,7 @@ async function send<T>(method: string, path: string, init: RequestInit): Promise
     data = undefined;
   }
   if (!res.ok) {
-    const e = (data as { error?: { code?: string; message?: string } } | undefined)?.error;
+    const e = (data as { error?: { code?: ErrorCode; message?: string } } | undefined)?.error;
     throw new ApiFailure(res.status, e?.code ?? `HTTP_${res.status}`, e?.message ?? (text.slice(0, 200) || res.statusText));
   }
   return data as T;
