@@ -34,6 +34,10 @@ export const TARGETS = [
       LOADER_SOURCE: "lib/sandbox/js/loader.js",
     },
   },
+  {
+    output: "apps/routes/script/httpmod.generated.ts",
+    constants: { HTTPMOD_SOURCE: "apps/routes/script/js/httpmod.js" },
+  },
 ];
 
 /** An inline JSDoc cast or parameter type, as the .js files write them: `/** @type {T} *\/ `. */
