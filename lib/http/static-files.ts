@@ -5,35 +5,14 @@
  * nothing outside the directory is ever served. Only GET and HEAD; a directory serves its
  * `index.html`.
  */
+import { getMimeType, mimes } from "hono/utils/mime";
 import { FileTreeError, type FileTree } from "../files/tree.ts";
 
-const TYPES: Record<string, string> = {
-  html: "text/html; charset=utf-8",
-  htm: "text/html; charset=utf-8",
-  css: "text/css; charset=utf-8",
-  js: "text/javascript; charset=utf-8",
-  mjs: "text/javascript; charset=utf-8",
-  json: "application/json",
-  map: "application/json",
-  txt: "text/plain; charset=utf-8",
-  md: "text/markdown; charset=utf-8",
-  svg: "image/svg+xml",
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  gif: "image/gif",
-  webp: "image/webp",
-  ico: "image/x-icon",
-  woff: "font/woff",
-  woff2: "font/woff2",
-  wasm: "application/wasm",
-  xml: "application/xml",
-  pdf: "application/pdf",
-};
+/** Hono's table, and Markdown (docs beside a script's pages) as text. */
+const MIMES = { ...mimes, md: "text/markdown; charset=utf-8" };
 
 export function contentTypeOf(name: string): string {
-  const dot = name.lastIndexOf(".");
-  return (dot >= 0 && TYPES[name.slice(dot + 1).toLowerCase()]) || "application/octet-stream";
+  return getMimeType(name, MIMES) ?? "application/octet-stream";
 }
 
 export interface StaticDirectory {
