@@ -23,12 +23,12 @@ const pair = (runtime: "node" | "deno") => ({
   },
 });
 
-/** The code-flow suite against apps/idp/edge.ts: under `deno serve` with a database file, and as a
+/** The code-flow suites against apps/idp/edge.ts: under `deno serve` with a database file, and as a
  * module Worker with a libSQL server (test/fixtures/hrana-server.ts). */
 const edge = (runtime: "deno" | "workerd") => ({
   test: {
     name: `${runtime}-edge`,
-    include: ["test/contract/idp-code-flow.test.ts"],
+    include: ["test/contract/idp-code-flow.test.ts", "test/contract/idp-code-flow-clients.test.ts"],
     env: { TEST_RUNTIME: runtime, TEST_IDP_ENTRY: "edge" },
     testTimeout: 30_000,
     hookTimeout: 60_000,
