@@ -1,0 +1,77 @@
+/**
+ * What configures a provider (its options, the issuer URL and the names of issuers by path) and
+ * the bounds on its state. The provider itself, the runtime context, is in provider.ts.
+ */
+import type { Logger } from "../../../lib/log.ts";
+import type { IdpStateStore, StateKind } from "../state/store.ts";
+import type { ClientConfig } from "./clients.ts";
+import type { RandomBytes } from "./random.ts";
+
+export interface ProviderOptions {
+  /** Issuer URL; `{origin}` is replaced by the origin of each request. */
+  issuer: string;
+  clientId?: string;
+  clientSecret?: string;
+  redirectUris?: string[];
+  /** Post-logout redirect URIs of the configured client. */
+  postLogoutRedirectUris?: string[];
+  /** Origins allowed to read answers from a page beyond the redirect URIs' (`*`: any). */
+  corsOrigins?: string[];
+  users?: unknown;
+  clients?: ClientConfig[];
+  signingKeys?: unknown;
+  state: IdpStateStore;
+  now: () => number;
+  random?: RandomBytes;
+  sleep: (ms: number) => Promise<void>;
+  tokenSlowMs: number;
+  jwksSlowMs: number;
+  /** Access tokens: opaque (the spec's default) or signed JWTs (RFC 9068) that a resource server
+   * can verify against /jwks without calling back. */
+  accessTokenFormat?: AccessTokenFormat;
+  /** `aud` of JWT access tokens (default: the client id). */
+  accessTokenAudience?: string;
+  /** Back-channel logout URIs by client id (backchannel.ts). */
+  backchannelLogoutUris?: Record<string, string>;
+  /** Timeout of one back-channel logout POST (default 5000 ms). */
+  backchannelTimeoutMs?: number;
+  /** Await back-channel logout POSTs within the request (a runtime that may end work a response left behind). */
+  awaitDeliveries?: boolean;
+  logger: Logger;
+}
+
+export type AccessTokenFormat = "opaque" | "jwt";
+
+/** In an issuer template, replaced by the origin of each request. */
+export const ORIGIN = "{origin}";
+
+/**
+ * Most live records kept per kind, whatever their lifetime: beyond it the oldest go first. Pruning
+ * bounds memory over time; this bounds it under a burst (a load test makes 24-hour sessions and
+ * 1-hour tokens far faster than they expire). Generous for any development use.
+ */
+export const MAX_LIVE: Partial<Record<StateKind, number>> = {
+  session: 10_000,
+  code: 10_000,
+  used_code: 10_000,
+  access_token: 20_000,
+  refresh_token: 20_000,
+  device_grant: 10_000,
+  user_code: 10_000,
+  replay: 20_000,
+  logout_client: 10_000,
+};
+
+/** What may name an issuer by path (one path segment). */
+export const PATH_ISSUER_NAME = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,63}$/;
+
+export function issuerPathOf(issuer: string): string {
+  let url: URL;
+  try {
+    url = new URL(issuer.replace(ORIGIN, "http://origin.invalid"));
+  } catch {
+    throw new Error(`invalid issuer URL "${issuer}"`);
+  }
+  if (url.search || url.hash) throw new Error(`issuer "${issuer}" must not have a query or fragment`);
+  return url.pathname.replace(/\/+$/, "");
+}
