@@ -24,6 +24,15 @@ function bundled(entry: URL): URL | undefined {
   return file;
 }
 
+/**
+ * The threads' flags: none, except `--cpu-prof` into the directory ROUTES_THREAD_PROF_DIR names
+ * when it is set (to profile the threads: each writes its .cpuprofile when it exits).
+ */
+function threadExecArgv(): string[] {
+  const dir = process.env.ROUTES_THREAD_PROF_DIR;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+}
+
 export interface NodeThreadSpawnerOptions {
   /**
    * Start one thread now, before anything asks for it: the first `spawn()` gets it. Its boot then
@@ -44,7 +53,8 @@ type NodePort<In, Out> = ThreadPort<In, Out> & { ref(): void; unref(): void };
 export function nodeThreadSpawner<In, Out>(entry: URL, options: NodeThreadSpawnerOptions = {}): SpawnThread<In, Out> {
   const start = (): NodePort<In, Out> => {
     const bundle = entry.pathname.endsWith(".ts") ? bundled(entry) : entry;
-    const worker = bundle ? new Worker(bundle, { execArgv: [] }) : new Worker(BOOT, { execArgv: [], workerData: { entry: entry.href } });
+    const execArgv = threadExecArgv();
+    const worker = bundle ? new Worker(bundle, { execArgv }) : new Worker(BOOT, { execArgv, workerData: { entry: entry.href } });
     let terminated = false;
     let lastError = "";
     // Watched from the start: a thread that dies before anyone listens still reports it.

@@ -7,15 +7,16 @@
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, VmCallResult } from "quickjs-emscripten-core";
 import type { SandboxHelpers } from "./bootstrap.ts";
+import type { DirectCalls } from "./direct.ts";
 import { SandboxBrokenError, SandboxBusyError, SandboxDisposedError, SandboxError } from "./errors.ts";
 import type { HostCalls } from "./host-calls.ts";
 import type { Budget, SandboxLimits } from "./limits.ts";
 import type { SourceLoader } from "./loader.ts";
 import type { HostValue, Marshal } from "./marshal.ts";
 import type { Outcomes } from "./outcome.ts";
-import { HandleScope } from "./scope.ts";
+import { HandleScope, withScope } from "./scope.ts";
 import { MAX_NESTING, mayUseAwait, nestingDepth } from "./source.ts";
-import type { EvaluateOptions, EvaluateResult, Run } from "./types.ts";
+import type { CallTextResult, EvaluateOptions, EvaluateResult, Run } from "./types.ts";
 
 /** JS_EVAL_FLAG_ASYNC: top-level await in a global script; the result is a promise of {value}. */
 const EVAL_FLAG_ASYNC = 1 << 7;
@@ -36,6 +37,7 @@ export interface DriverParts {
   hostCalls: HostCalls;
   loader: SourceLoader;
   outcomes: Outcomes;
+  direct: DirectCalls;
   /** Called after each evaluation is released (a dispose asked for during it happens then). */
   released(): void;
 }
@@ -49,6 +51,10 @@ export class RunDriver {
   inSlice = false;
   /** Reused by `startCall` (the route host's per-request path): calls cannot nest. */
   private readonly callScope = new HandleScope();
+  /** Global functions that can never change, by name (owned), and names looked up that were not
+   * (until globals may have changed): see `fixedFunction`. */
+  private readonly fixed = new Map<string, QuickJSHandle>();
+  private readonly unfixed = new Set<string>();
 
   constructor(private readonly parts: DriverParts) {}
 
@@ -73,8 +79,9 @@ export class RunDriver {
       }
     }
     this.state = "running";
+    if (mode !== "call") this.unfixed.clear();
     const filename = options.filename ?? (mode === "repl" ? "<repl>" : mode === "call" ? "<call>" : "<script>");
-    this.run = { mode, filename, sources: options.sources, onEvent: options.onEvent ?? NO_EVENTS, wrapped: false };
+    this.run = { mode, filename, sources: options.sources, onEvent: options.onEvent ?? NO_EVENTS, wrapped: false, asText: false };
     const o = options.limits;
     budget.begin(
       o
@@ -88,7 +95,7 @@ export class RunDriver {
     );
   }
 
-  async drive(start: () => void): Promise<EvaluateResult> {
+  async drive(start: () => void): Promise<CallTextResult> {
     const run = this.run!;
     try {
       this.slice(start);
@@ -115,7 +122,7 @@ export class RunDriver {
     }
   }
 
-  private conclude(run: Run): EvaluateResult {
+  private conclude(run: Run): CallTextResult {
     if (run.callbackError) throw run.callbackError.error;
     this.assertUsable();
     return run.result!;
@@ -129,6 +136,18 @@ export class RunDriver {
     if (this.run === run) this.run = undefined;
     if (this.state === "running") this.state = "idle";
     this.parts.released();
+  }
+
+  /** Globals were defined from the host: a name that was not fixed may be now. */
+  globalsChanged(): void {
+    this.unfixed.clear();
+  }
+
+  /** Frees the kept functions (the sandbox is being disposed). */
+  releaseFunctions(): void {
+    for (const h of this.fixed.values()) if (h.alive) h.dispose();
+    this.fixed.clear();
+    this.unfixed.clear();
   }
 
   /** Frees what the evaluation in progress owns (the sandbox is being disposed). */
@@ -184,25 +203,61 @@ export class RunDriver {
     this.settlePending(run, false);
   }
 
-  startCall(name: string, args: HostValue[]): void {
+  startCall(name: string, args: HostValue[], asText = false): void {
     const run = this.run!;
-    const { ctx, marshal, outcomes } = this.parts;
+    const { ctx, marshal, outcomes, direct } = this.parts;
     this.parts.hostCalls.deliver();
+    run.asText = asText;
     const scope = this.callScope;
     try {
-      const fn = scope.manage(ctx.getProp(ctx.global, name));
-      if (ctx.typeof(fn) !== "function") {
-        return outcomes.finishError(run, { name: "TypeError", message: `${name} is not a function`, stack: "" });
+      let fn = this.fixedFunction(name);
+      if (!fn) {
+        fn = scope.manage(ctx.getProp(ctx.global, name));
+        if (ctx.typeof(fn) !== "function") {
+          return outcomes.finishError(run, { name: "TypeError", message: `${name} is not a function`, stack: "" });
+        }
       }
       const argHandles: QuickJSHandle[] = new Array(args.length);
       for (let i = 0; i < args.length; i++) argHandles[i] = scope.manage(marshal.fromHost(args[i]));
-      const r = ctx.callFunction(fn, ctx.undefined, argHandles);
+      const r = direct.call(fn, argHandles);
       if (r.error) return outcomes.finishThrown(run, r.error);
       run.promise = r.value;
       this.settlePending(run, false);
     } finally {
       scope.dispose();
     }
+  }
+
+  /**
+   * The global function `name`, kept from its first look-up, when it can never change: a
+   * non-writable, non-configurable own data property of the global object (the route host's
+   * dispatcher), so reading it again would give the same function. Undefined otherwise (the
+   * caller reads the global as it is now).
+   */
+  private fixedFunction(name: string): QuickJSHandle | undefined {
+    const known = this.fixed.get(name);
+    if (known !== undefined || this.unfixed.has(name)) return known;
+    const { ctx, helpers } = this.parts;
+    const fn = withScope((scope): QuickJSHandle | undefined => {
+      // The descriptor from the Object.getOwnPropertyDescriptor the bootstrap kept (a script cannot replace it).
+      const getDesc = scope.manage(ctx.getProp(helpers.boot().intrinsics, "getDesc"));
+      const r = ctx.callFunction(getDesc, ctx.undefined, ctx.global, scope.manage(ctx.newString(name)));
+      if (r.error) {
+        r.error.dispose();
+        return undefined;
+      }
+      const desc = scope.manage(r.value);
+      if (ctx.typeof(desc) !== "object") return undefined; // not an own property
+      const isTrue = (key: string) => ctx.dump(scope.manage(ctx.getProp(desc, key))) === true;
+      if (isTrue("writable") || isTrue("configurable")) return undefined;
+      const value = ctx.getProp(desc, "value"); // undefined for an accessor
+      if (ctx.typeof(value) === "function") return value;
+      value.dispose();
+      return undefined;
+    });
+    if (fn) this.fixed.set(name, fn);
+    else this.unfixed.add(name);
+    return fn;
   }
 
   /** Continues after a wait: deliver host results, then look at the awaited promise again. */
@@ -243,6 +298,15 @@ export class RunDriver {
       }
       if ("notAPromise" in state && state.notAPromise) {
         run.promise = undefined;
+        if (run.asText && ctx.typeof(h) === "string") {
+          // callText: the string as it is, no preview (describe's) made of it.
+          const text = ctx.getString(h);
+          h.dispose();
+          if (budget.breached) return outcomes.finishBreached(run);
+          outcomes.finishValue(run, undefined);
+          run.result!.text = text;
+          return;
+        }
         const info = run.mode === "script" || run.mode === "module" ? undefined : this.parts.marshal.describe(h);
         h.dispose();
         if (budget.breached) return outcomes.finishBreached(run);

@@ -7,6 +7,7 @@ export { loadQuickJS, type LoadQuickJSOptions, type SandboxEngine } from "./engi
 export {
   createSandbox,
   Sandbox,
+  type CallTextResult,
   type EvaluateMode,
   type EvaluateOptions,
   type EvaluateResult,

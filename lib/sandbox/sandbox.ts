@@ -7,6 +7,7 @@
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { SandboxHelpers } from "./bootstrap.ts";
+import { DirectCalls } from "./direct.ts";
 import { RunDriver } from "./driver.ts";
 import type { SandboxEngine } from "./engine.ts";
 import { SandboxOptionsError } from "./errors.ts";
@@ -17,9 +18,9 @@ import { Marshal, type HostValue } from "./marshal.ts";
 import { ModuleRegistry, newNativeFunction, type HostCallSite, type NativeFunction } from "./modules.ts";
 import { Outcomes } from "./outcome.ts";
 import { withScope } from "./scope.ts";
-import { MiB, type EvaluateOptions, type EvaluateResult, type SandboxOptions } from "./types.ts";
+import { MiB, type CallTextResult, type EvaluateOptions, type EvaluateResult, type SandboxOptions } from "./types.ts";
 
-export type { EvaluateMode, EvaluateOptions, EvaluateResult, EvaluateStatus, SandboxEvent, SandboxOptions } from "./types.ts";
+export type { CallTextResult, EvaluateMode, EvaluateOptions, EvaluateResult, EvaluateStatus, SandboxEvent, SandboxOptions } from "./types.ts";
 
 export class Sandbox implements HostCallSite {
   readonly ctx: QuickJSContext;
@@ -31,6 +32,7 @@ export class Sandbox implements HostCallSite {
   private readonly driver!: RunDriver;
   private readonly registry!: ModuleRegistry;
   private readonly loader!: SourceLoader;
+  private readonly direct!: DirectCalls;
   private disposeRequested = false;
 
   /** Use `createSandbox`. */
@@ -54,12 +56,13 @@ export class Sandbox implements HostCallSite {
         onConsole: (level, text) => outcomes.console(level, text),
         newRequire: (): QuickJSHandle => registry.newRequire((name, importer) => loader.require(name, importer)),
       }));
-      const marshal = (this.marshal = new Marshal(ctx, () => helpers.boot(), () => helpers.formatting()));
+      const direct = (this.direct = new DirectCalls(ctx));
+      const marshal = (this.marshal = new Marshal(ctx, () => helpers.boot(), () => helpers.formatting(), direct));
       const loader: SourceLoader = (this.loader = new SourceLoader(ctx, () => helpers.loader(), registry, strict, () => this.driver.run));
       const hostCalls = (this.hostCalls = new HostCalls(ctx, marshal));
       const { budget } = this;
       const outcomes = new Outcomes({ rt, budget, marshal, hostCalls, memoryLimit, current: () => this.driver.run });
-      this.driver = new RunDriver({ ctx, rt, budget, limits, strict, marshal, helpers, hostCalls, loader, outcomes, released: () => this.disposeRequested && this.dispose() });
+      this.driver = new RunDriver({ ctx, rt, budget, limits, strict, marshal, helpers, hostCalls, loader, outcomes, direct, released: () => this.disposeRequested && this.dispose() });
       rt.setModuleLoader(
         (name) => loader.load(name),
         (base, specifier) => loader.normalize(base, specifier),
@@ -134,6 +137,17 @@ export class Sandbox implements HostCallSite {
     return driver.drive(() => driver.startCall(name, args));
   }
 
+  /**
+   * `call` for a function that returns a string (or a promise of one): the string is the result's
+   * `text`, as it is, with no `value` (its preview is never made). Any other outcome is as `call`
+   * has it. The route host's per-request path.
+   */
+  async callText(name: string, args: HostValue[] = [], options: Omit<EvaluateOptions, "mode" | "filename" | "globals"> = {}): Promise<CallTextResult> {
+    const driver = this.driver;
+    driver.begin("call", options);
+    return driver.drive(() => driver.startCall(name, args, true));
+  }
+
   /** Defines (or replaces) a global: copied data, or a host function. Not while running. */
   setGlobal(name: string, value: HostValue | NativeFunction): void {
     this.driver.assertUsable();
@@ -141,6 +155,7 @@ export class Sandbox implements HostCallSite {
       const h = scope.manage(typeof value === "function" ? newNativeFunction(this, name, value) : this.marshal.fromHost(value));
       this.helpers.defineGlobal(name, h, true);
     });
+    this.driver.globalsChanged();
   }
 
   /** Frees the runtime and every handle. Idempotent. */
@@ -175,7 +190,9 @@ export class Sandbox implements HostCallSite {
 
   /** Frees the helper handles and module caches (also of a sandbox whose creation failed half-way). */
   private disposeParts(): void {
-    const partial = this as unknown as { helpers?: SandboxHelpers; registry?: ModuleRegistry; loader?: SourceLoader };
+    const partial = this as unknown as { helpers?: SandboxHelpers; registry?: ModuleRegistry; loader?: SourceLoader; driver?: RunDriver; direct?: DirectCalls };
+    partial.driver?.releaseFunctions();
+    partial.direct?.dispose();
     partial.helpers?.dispose();
     partial.registry?.dispose();
     partial.loader?.dispose();

@@ -61,6 +61,12 @@ export interface EvaluateResult {
   outputBytes: number;
 }
 
+/** What `callText` resolves with: `text` is the (awaited) return value when that is a string, which
+ * then has no `value` (no preview made); any other outcome is as `call` has it. */
+export interface CallTextResult extends EvaluateResult {
+  text?: string;
+}
+
 /** A per-evaluation global to put back afterwards: its name and previous descriptor (owned). */
 export interface SavedGlobal {
   name: string;
@@ -78,7 +84,9 @@ export interface Run {
   promise?: QuickJSHandle;
   /** `promise` comes from an async eval and fulfils with `{ value }`. */
   wrapped: boolean;
-  result?: EvaluateResult;
+  /** A `callText`: a string result becomes the result's `text`. */
+  asText?: boolean;
+  result?: CallTextResult;
   /** onEvent threw: stop and rethrow to the caller. */
   callbackError?: { error: unknown };
 }

@@ -317,13 +317,16 @@ export async function loadScriptSandbox(
   }
   let broken = false;
 
+  const callOptions = { sources, onEvent };
+  const fail = (failure: "error" | "timeout" | "memory" | "broken", message: string, stack?: string): DispatchOutcome => ({ ok: false, failure, message, stack, console: [...consoleLines] });
+
   async function run(handler: number, inputJson: string, asText: boolean): Promise<DispatchOutcome | string> {
     bytes = undefined;
     consoleLines.length = 0;
-    const fail = (failure: "error" | "timeout" | "memory" | "broken", message: string, stack?: string): DispatchOutcome => ({ ok: false, failure, message, stack, console: [...consoleLines] });
     let r;
     try {
-      r = await sandbox.call(DISPATCH_GLOBAL, [handler, inputJson], { sources, onEvent });
+      // The dispatcher answers a string: taken as it is (sandbox.callText), no preview made of it.
+      r = await sandbox.callText(DISPATCH_GLOBAL, [handler, inputJson], callOptions);
     } catch (err) {
       if (err instanceof SandboxBrokenError) {
         broken = true;
@@ -332,8 +335,8 @@ export async function loadScriptSandbox(
       throw err;
     }
     if (r.status === "ok") {
-      if (r.value?.type !== "string" || typeof r.value.json !== "string") return fail("error", "the handler finished without a response");
-      const answer = r.value.json;
+      const answer = r.text;
+      if (answer === undefined) return fail("error", "the handler finished without a response");
       if (asText && consoleLines.length === 0 && isAnswerText(answer)) return answer;
       return { ok: true, response: responseFrom(answer, bytes), console: [...consoleLines] };
     }
