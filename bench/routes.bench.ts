@@ -47,6 +47,7 @@ app.get("/hello").public().handle(() => "hello");
 app.get("/notes/:id").auth(httpmod.user().required()).resource(httpmod.resource("note").idFromParam("id").mustExist()).allow("notes:read").audit("note.read")
   .handle((ctx) => "hello");
 app.get("/burn").public().handle(() => { const end = Date.now() + 5; let x = 0; while (Date.now() < end) x++; return "burnt"; });
+app.get("/spin").public().handle(() => { const end = Date.now() + 1500; let x = 0; while (Date.now() < end) x++; return "spun"; });
 app.post("/read/:id").public().handle((ctx, res) => res.json({ id: ctx.params.id, q: ctx.request.query.q, agent: ctx.request.headers["x-agent"], n: ctx.body.n, tags: ctx.body.tags.length }));
 `;
 
@@ -160,6 +161,23 @@ async function startChild(args: string[], health: string, env: Record<string, st
 
 const routesServe = (script: string, threads: number) => startChild([...ROUTES_ENTRY, "serve", "--addr", "127.0.0.1:PORT", "--script", script, "--threads", String(threads), "--issuer", ""], "/hello");
 
+/**
+ * Spin isolation: while one handler spins for 1.5 s, the slowest of 20 requests to another route,
+ * sent one after another (ms).
+ */
+async function spinIsolation(child: Child): Promise<number> {
+  const spinning = fetch(`${child.url}/spin`).then((r) => r.text());
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  let worst = 0;
+  for (let i = 0; i < 20; i++) {
+    const started = performance.now();
+    await (await fetch(`${child.url}/hello`)).text();
+    worst = Math.max(worst, performance.now() - started);
+  }
+  await spinning;
+  return worst;
+}
+
 /** Alternating rounds of each server on one target; the medians. */
 async function rounds(servers: { name: string; child: Child; target: Target }[]): Promise<Map<string, CannonResult>> {
   const seen = new Map<string, CannonResult[]>();
@@ -229,6 +247,7 @@ async function main(): Promise<void> {
     { name: "reading route", child: ours, target: reading },
     { name: "planned route", child: planned, target: note },
   ]);
+  const spinWorstMs = await spinIsolation(ours);
   await Promise.all([hono.stop(), viaThread.stop(), viaQuickJS.stop(), workerd.stop(), ours.stop(), planned.stop()]);
 
   const burn: Target = { name: "burn", path: () => "/burn" };
@@ -250,6 +269,7 @@ async function main(): Promise<void> {
   console.log(row("plain Hono, the same body (peer)", floor, "1.00x", cpu(floor)));
   for (const name of ["floor: plain Hono + a worker-thread round trip", "floor: plain Hono + one QuickJS call (same thread)", "workerd, the handler as a module Worker (peer)", "workerd, the reading handler (peer)", "public script route", "reading route", "planned route"]) console.log(row(name, results.get(name)!, `${ratioOf(results.get(name)!).toFixed(2)}x`, cpu(results.get(name)!)));
   for (const [threads, r] of burnRates) console.log(row(`5 ms CPU handler, ${threads} thread${threads > 1 ? "s" : ""}`, r, "-", `${(r.rps / burnRates[0]![1].rps).toFixed(2)}x one thread's rate; ${cpu(r)}`));
+  console.log(`| spin isolation: slowest of 20 requests while a handler spins 1.5 s | ${fmt(spinWorstMs)} ms | - | 2 handler threads |`);
   console.log(`| cold start, 50-route script, first answer | ${fmt(median(starts))} ms | - | median of 5: ${starts.map((s) => fmt(s)).join(", ")} ms |`);
 
   const pub = ratioOf(results.get("public script route")!);
@@ -270,6 +290,7 @@ async function main(): Promise<void> {
     [plan >= 0.35, `planned route >= 0.35x plain Hono (${plan.toFixed(2)}x)`],
     [burnRates[1]![1].rps > burnRates[0]![1].rps * 1.3, "5 ms handler: 2 threads > 1.3x one thread"],
     [median(starts) < 300, `cold start < 300 ms (${fmt(median(starts))} ms)`],
+    [spinWorstMs < 50, `other routes answer within 50 ms while a handler spins (${fmt(spinWorstMs)} ms)`],
   ] as const;
   console.log(`\ntargets: ${targets.map(([ok, what]) => `${ok ? "met" : "MISSED"}: ${what}`).join("; ")}`);
 }
