@@ -321,6 +321,8 @@ export interface ThreadService<Init, Req, Res, Ev> {
 
 export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<PoolMessage<Init, Req>, PoolReply<Res, Ev>>, service: ThreadService<Init, Req, Res, Ev>): void {
   let initialized: Promise<void> | undefined;
+  /** `init` succeeded: calls need not wait for `initialized` (a turn of the microtask queue each). */
+  let initDone = false;
   let nextAsk = 1;
   const asked = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
   const post = batchingPost<OnePoolReply<Res, Ev>>(
@@ -345,40 +347,47 @@ export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<Po
       return;
     }
     if (message.t === "init") {
-      initialized = Promise.resolve().then(() => service.init(message.init));
+      initDone = false;
+      const init = (initialized = Promise.resolve().then(() => service.init(message.init)));
       // Ready either way: a failed init fails each call with its message.
-      void initialized.then(
-        () => endpoint.post({ t: "ready" }),
+      void init.then(
+        () => {
+          if (initialized === init) initDone = true;
+          endpoint.post({ t: "ready" });
+        },
         () => endpoint.post({ t: "ready" }),
       );
       return;
     }
-    const { id, req } = message;
-    void (async () => {
-      try {
+    void answer(message.id, message.req);
+  }));
+
+  async function answer(id: number, req: Req): Promise<void> {
+    try {
+      if (!initDone) {
         if (!initialized) throw new Error("the thread was not initialised");
         await initialized;
-        const ask = (question: unknown) =>
-          new Promise<unknown>((resolve, reject) => {
-            const n = nextAsk++;
-            asked.set(n, { resolve, reject });
-            post({ t: "ask", id, ask: n, question });
-          });
-        // Events go at once: a sandbox that runs synchronously for a while would otherwise hold
-        // its console lines until it ends.
-        // An event that cannot be copied throws to the emitter, which fails its call.
-        const emit = (event: Ev) => {
-          try {
-            endpoint.post({ t: "event", id, event });
-          } catch (err) {
-            throw Object.assign(new Error(notSent("an event", err)), { code: MESSAGE_NOT_SENT });
-          }
-        };
-        const res = await service.handle(req, emit, ask);
-        post({ t: "done", id, res });
-      } catch (err) {
-        post({ t: "fail", id, ...failure(err) });
       }
-    })();
-  }));
+      const ask = (question: unknown) =>
+        new Promise<unknown>((resolve, reject) => {
+          const n = nextAsk++;
+          asked.set(n, { resolve, reject });
+          post({ t: "ask", id, ask: n, question });
+        });
+      // Events go at once: a sandbox that runs synchronously for a while would otherwise hold
+      // its console lines until it ends.
+      // An event that cannot be copied throws to the emitter, which fails its call.
+      const emit = (event: Ev) => {
+        try {
+          endpoint.post({ t: "event", id, event });
+        } catch (err) {
+          throw Object.assign(new Error(notSent("an event", err)), { code: MESSAGE_NOT_SENT });
+        }
+      };
+      const res = await service.handle(req, emit, ask);
+      post({ t: "done", id, res });
+    } catch (err) {
+      post({ t: "fail", id, ...failure(err) });
+    }
+  }
 }

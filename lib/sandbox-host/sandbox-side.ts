@@ -31,13 +31,25 @@ export interface SandboxThreadOptions {
   oneAtATime?: boolean;
 }
 
-/** One call after another: each starts when the one before has settled. */
+/** One call after another: each starts when the one before has settled (at once when none is
+ * running: no turn of the microtask queue, no closure to chain). */
 export function serialized<Req, Res, Ev>(side: SandboxSide<Req, Res, Ev>): SandboxSide<Req, Res, Ev> {
   let queue: Promise<unknown> = Promise.resolve();
+  /** Calls started or waiting that have not settled. */
+  let active = 0;
+  const settled = () => void active--;
+  const start = (req: Req, emit: (event: Ev) => void, ask: AskHost): Promise<Res> => {
+    try {
+      return side.handle(req, emit, ask);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
   return {
     handle(req, emit, ask) {
-      const turn = queue.then(() => side.handle(req, emit, ask));
-      queue = turn.catch(() => {});
+      const turn = active === 0 ? start(req, emit, ask) : queue.then(() => start(req, emit, ask));
+      active++;
+      queue = turn.then(settled, settled);
       return turn;
     },
   };
