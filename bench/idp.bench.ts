@@ -32,7 +32,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir, cpus } from "node:os";
 import { join } from "node:path";
 import { generateSigningKeySet } from "../apps/idp/cli.ts";
-import { forgetBundledEntry } from "../lib/adapters/node-bundle.mjs";
+import { forgetBundledEntry } from "#lib/adapters/node-bundle";
 import { freePort } from "../test/runtimes/service.ts";
 import { cannon, fiveAfterWarmUp, fmt, median, stopper, track, waitForHealth, ROOT, type CannonResult } from "./harness.ts";
 import { peerFlow, peerPaths, runFlows, TARGETS } from "./idp-load.ts";

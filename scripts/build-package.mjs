@@ -11,7 +11,7 @@
 import { execFileSync } from "node:child_process";
 import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -63,13 +63,26 @@ execFileSync(
   ],
   { stdio: "inherit" },
 );
+// The sources name lib/ through the repository's import map (package.json "imports": #lib/...),
+// which the package does not ship: in the declarations each becomes a relative path.
+const IMPORTS = JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8")).imports;
+const TYPES = resolve(DIST, "types");
+const declarationOf = (spec) => resolve(TYPES, (IMPORTS[spec] ?? IMPORTS["#lib/*"].replace("*", spec.slice("#lib/".length))).replace(/\.(ts|mjs)$/, ".js"));
 (function relink(dir) {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) relink(path);
-    else if (name.endsWith(".d.ts")) writeFileSync(path, readFileSync(path, "utf8").replace(/(from\s+"\.{1,2}\/[^"]*)\.ts"/g, '$1.js"'));
+    else if (name.endsWith(".d.ts")) {
+      const text = readFileSync(path, "utf8")
+        .replace(/(from\s+"\.{1,2}\/[^"]*)\.ts"/g, '$1.js"')
+        .replace(/(["'])(#lib\/[^"'*<>]+)\1/g, (_, quote, spec) => {
+          const target = relative(dir, declarationOf(spec));
+          return quote + (target.startsWith(".") ? target : `./${target}`) + quote;
+        });
+      writeFileSync(path, text);
+    }
   }
-})(resolve(DIST, "types"));
+})(TYPES);
 await import("./build-ui.mjs");
 cpSync(resolve(ROOT, "apps/sessions/ui/dist"), resolve(DIST, "sessions-ui"), { recursive: true });
 console.log("built dist/ (devservices, threads, idp-testing and its types, the sessions web UI)");

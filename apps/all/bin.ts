@@ -11,10 +11,10 @@
  * hello example shipped in the package.
  */
 import { fileURLToPath } from "node:url";
-import { nodeRuntime } from "../../lib/adapters/node.ts";
-import { nodeFileTree } from "../../lib/adapters/node-files.ts";
-import { nodeThreadSpawner } from "../../lib/adapters/node-threads.ts";
-import type { HostRuntime } from "../../lib/runtime.ts";
+import { nodeRuntime } from "#lib/adapters/node";
+import { nodeFileTree } from "#lib/adapters/node-files";
+import { nodeThreadSpawner } from "#lib/adapters/node-threads";
+import type { HostRuntime } from "#lib/runtime";
 import { runIdpCli } from "../idp/cli.ts";
 import { runRoutesCli, type RoutesPlatform } from "../routes/cli.ts";
 import { runSessionsCli } from "../sessions/cli.ts";

@@ -1,7 +1,7 @@
 /** `deno task dev`: every service under Deno. */
-import { denoRuntime } from "../../lib/adapters/deno.ts";
-import { denoFileTree } from "../../lib/adapters/deno-files.ts";
-import { denoThreadSpawner } from "../../lib/adapters/deno-threads.ts";
+import { denoRuntime } from "#lib/adapters/deno";
+import { denoFileTree } from "#lib/adapters/deno-files";
+import { denoThreadSpawner } from "#lib/adapters/deno-threads";
 import { denoSessionsHost } from "../sessions/deno-host.ts";
 import { startAll } from "./start.ts";
 

@@ -1,7 +1,7 @@
 /** `npm start`: every service under Node. */
-import { nodeRuntime } from "../../lib/adapters/node.ts";
-import { nodeFileTree } from "../../lib/adapters/node-files.ts";
-import { nodeThreadSpawner } from "../../lib/adapters/node-threads.ts";
+import { nodeRuntime } from "#lib/adapters/node";
+import { nodeFileTree } from "#lib/adapters/node-files";
+import { nodeThreadSpawner } from "#lib/adapters/node-threads";
 import { nodeSessionsHost } from "../sessions/node-host.ts";
 import { startAll } from "./start.ts";
 

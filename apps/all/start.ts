@@ -8,7 +8,7 @@
  * (`--idp.x=y` too); each service also reads its own environment variables (IDP_*, SESSIONS_*,
  * ROUTES_*) and config files as when started alone.
  */
-import type { HostRuntime } from "../../lib/runtime.ts";
+import type { HostRuntime } from "#lib/runtime";
 import { runIdpCli } from "../idp/cli.ts";
 import { runRoutesCli, type RoutesPlatform } from "../routes/cli.ts";
 import { runSessionsCli, type SessionsHost } from "../sessions/cli.ts";

@@ -1,6 +1,6 @@
 /** The app over a shared store whose database is down: liveness still answers, the rest fails closed. */
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../../lib/log.ts";
+import { createLogger } from "#lib/log";
 import { createApp } from "./app.ts";
 import type { IdpStateStore } from "./state/store.ts";
 

@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
-import { nodeRuntime } from "../../lib/adapters/node.ts";
-import type { HostRuntime, RunningServer } from "../../lib/runtime.ts";
+import { nodeRuntime } from "#lib/adapters/node";
+import type { HostRuntime, RunningServer } from "#lib/runtime";
 import { runIdpCli } from "./cli.ts";
 
 class Exit extends Error {

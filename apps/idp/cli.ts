@@ -8,12 +8,12 @@
  * Bad configuration prints one line `idp: <message>` on stderr and exits with code 2.
  */
 import type { Hono } from "hono";
-import { ConfigError } from "../../lib/config/errors.ts";
-import { parseCommandLine, type ParsedArgs } from "../../lib/config/flags.ts";
-import { formatFieldTable, formatJson, formatYaml } from "../../lib/config/report.ts";
-import { configSourcesLine, printBanner, serviceLogger } from "../../lib/cli-output.ts";
-import { parseListenAddress, type HostRuntime, type RunningServer } from "../../lib/runtime.ts";
-import { openSqlStore } from "../../lib/db/open.ts";
+import { ConfigError } from "#lib/config";
+import { parseCommandLine, type ParsedArgs } from "#lib/config/flags";
+import { formatFieldTable, formatJson, formatYaml } from "#lib/config";
+import { configSourcesLine, printBanner, serviceLogger } from "#lib/cli-output";
+import { parseListenAddress, type HostRuntime, type RunningServer } from "#lib/runtime";
+import { openSqlStore } from "#lib/db/open";
 import { createApp, type IdpStateStore } from "./app.ts";
 import { IDP_FLAGS, fieldHelp, idpAppOptions, loadIdpConfig, oidcSection, type ConfigIo, type OidcConfig } from "./config.ts";
 import { KIDS } from "./domain/keys.ts";

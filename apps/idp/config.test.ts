@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
-import { ConfigError } from "../../lib/config/errors.ts";
-import { parseCommandLine } from "../../lib/config/flags.ts";
+import { ConfigError } from "#lib/config";
+import { parseCommandLine } from "#lib/config/flags";
 import { IDP_FLAGS, idpAppOptions, loadIdpConfig, type ConfigIo } from "./config.ts";
 
 function io(env: Record<string, string> = {}, files: Record<string, string> = {}): ConfigIo {

@@ -8,13 +8,13 @@
  */
 import type { JWK } from "jose";
 import * as v from "valibot";
-import { ConfigError } from "../../lib/config/errors.ts";
-import type { FlagSpecs, ParsedArgs } from "../../lib/config/flags.ts";
-import { loadSection, type LoadedSection } from "../../lib/config/load.ts";
-import { defineSection, envName, fieldNames, flagName, listenAddressCheck, listField, stringField, type SectionValues } from "../../lib/config/section.ts";
-import { parseYaml } from "../../lib/config/yaml.ts";
-import { isLibsqlUrl } from "../../lib/db/libsql.ts";
-import { parseListenAddress } from "../../lib/runtime.ts";
+import { ConfigError } from "#lib/config";
+import type { FlagSpecs, ParsedArgs } from "#lib/config/flags";
+import { loadSection, type LoadedSection } from "#lib/config";
+import { defineSection, envName, fieldNames, flagName, listenAddressCheck, listField, stringField, type SectionValues } from "#lib/config";
+import { parseYaml } from "#lib/config";
+import { isLibsqlUrl } from "#lib/db/libsql";
+import { parseListenAddress } from "#lib/runtime";
 import type { IdpAppOptions } from "./app.ts";
 import { CORS_ORIGIN_HINT, parseCorsOrigin } from "./domain/cors.ts";
 import { parseConfiguredKeys } from "./domain/keys.ts";

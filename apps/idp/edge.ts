@@ -15,10 +15,10 @@
  * (generated and stored by the first isolate ever, read by the others); docs/idp.md has the costs.
  */
 import type { Hono } from "hono";
-import { groupCommit } from "../../lib/db/group-commit.ts";
-import { isRemoteLibsqlUrl, libsqlStore } from "../../lib/db/libsql.ts";
-import type { SqlStore } from "../../lib/db/store.ts";
-import { createLogger } from "../../lib/log.ts";
+import { groupCommit } from "#lib/db";
+import { isRemoteLibsqlUrl, libsqlStore } from "#lib/db/libsql";
+import type { SqlStore } from "#lib/db";
+import { createLogger } from "#lib/log";
 import { createIdp } from "./app.ts";
 import { optionsFromEnv, type Env } from "./env-options.ts";
 import { openStateStore } from "./state/sql.ts";
@@ -59,7 +59,7 @@ async function openState(env: Env): Promise<IdpStateStore | undefined> {
     // folder created with node:fs (Deno has it too). Imported by computed names so that a bundler
     // for an edge host leaves them out.
     const [embedded, fs] = ["../../lib/db/open.ts", "node:fs/promises"];
-    const { openSqlStore } = (await import(/* @vite-ignore */ embedded)) as typeof import("../../lib/db/open.ts");
+    const { openSqlStore } = (await import(/* @vite-ignore */ embedded)) as typeof import("#lib/db/open");
     const { mkdir } = (await import(/* @vite-ignore */ fs)) as typeof import("node:fs/promises");
     const folders = { ensureDir: async (path: string) => void (await mkdir(path, { recursive: true })), resolvePath: (...parts: string[]) => parts.join("/") };
     open = () => openSqlStore(folders, url, authToken);

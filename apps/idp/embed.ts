@@ -2,8 +2,8 @@
  * The identity provider inside another host (the route host's `require("idp").handler()`): the
  * public factory other apps use instead of this app's internals.
  */
-import type { Logger } from "../../lib/log.ts";
-import type { FetchHandler } from "../../lib/runtime.ts";
+import type { Logger } from "#lib/log";
+import type { FetchHandler } from "#lib/runtime";
 
 export interface EmbeddedIdpOptions {
   /** Settings as the provider reads them from its environment (IDP_USERS, IDP_CLIENT_ID, ...). */

@@ -4,8 +4,8 @@
  *
  * `IDP_ISSUER` may contain `{origin}`, replaced per request by the request's origin (see app.ts).
  */
-import { parseYaml } from "../../lib/config/yaml.ts";
-import { CodedError } from "../../lib/errors.ts";
+import { parseYaml } from "#lib/config";
+import { CodedError } from "#lib/errors";
 import type { IdpAppOptions } from "./app.ts";
 import { CORS_ORIGIN_HINT, parseCorsOrigin } from "./domain/cors.ts";
 

@@ -10,9 +10,9 @@
  * exactly as a test in another process would use them. Node only (it serves through
  * lib/adapters/node.ts); other runtimes start the CLI instead (`serve-dev`).
  */
-import { nodeRuntime } from "../../lib/adapters/node.ts";
-import { createLogger, type Logger } from "../../lib/log.ts";
-import type { RunningServer } from "../../lib/runtime.ts";
+import { nodeRuntime } from "#lib/adapters/node";
+import { createLogger, type Logger } from "#lib/log";
+import type { RunningServer } from "#lib/runtime";
 import { createIdp, type ClientConfig } from "./app.ts";
 import type { SeededUserInput } from "./domain/users.ts";
 

@@ -7,10 +7,10 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
-import { createLogger } from "../../lib/log.ts";
+import { createLogger } from "#lib/log";
 import { loadApp } from "./app.ts";
 import { optionsFromEnv } from "./env-options.ts";
-import { durableObjectStore } from "../../lib/db/durable.ts";
+import { durableObjectStore } from "#lib/db/durable";
 import { sqlStateStore } from "./state/sql.ts";
 
 export interface IdpWorkerEnv {

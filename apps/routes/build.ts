@@ -3,10 +3,10 @@
  * (worker.ts) with what each read from its settings: the security services (auth/security.ts),
  * the store's resources, audit sink and script services, the mountables, and where handlers run.
  */
-import type { SqlStore } from "../../lib/db/store.ts";
-import type { StaticDirectory } from "../../lib/http/static-files.ts";
-import type { Logger } from "../../lib/log.ts";
-import type { FetchHandler } from "../../lib/runtime.ts";
+import type { SqlStore } from "#lib/db";
+import type { StaticDirectory } from "#lib/http";
+import type { Logger } from "#lib/log";
+import type { FetchHandler } from "#lib/runtime";
 import { hostSecurity, sessionSecretFor, type HostSecuritySettings } from "./auth/security.ts";
 import { createRouteHost } from "./core/host.ts";
 import { renderValue } from "./core/render.ts";

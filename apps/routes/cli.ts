@@ -11,16 +11,16 @@
  * (`ROUTES_*`) < flags, as for the identity provider. Bad configuration or a script that does not
  * load prints one line `routes: <message>` on stderr and exits with code 2.
  */
-import { ConfigError } from "../../lib/config/errors.ts";
-import { lastFlag, parseCommandLine, type FlagSpecs, type ParsedArgs } from "../../lib/config/flags.ts";
-import { loadSection } from "../../lib/config/load.ts";
-import { booleanField, defineSection, envName, fieldNames, flagName, listenAddressCheck, stringField } from "../../lib/config/section.ts";
-import type { FileTree } from "../../lib/files/tree.ts";
-import { withRequestId } from "../../lib/http/request-id.ts";
-import { alignColumns, configSourcesLine, printBanner, serviceLogger } from "../../lib/cli-output.ts";
-import type { Logger } from "../../lib/log.ts";
-import { loadQuickJS, type SandboxEngine } from "../../lib/sandbox/index.ts";
-import { parseListenAddress, type HostRuntime, type RunningServer, type ServeEnv } from "../../lib/runtime.ts";
+import { ConfigError } from "#lib/config";
+import { lastFlag, parseCommandLine, type FlagSpecs, type ParsedArgs } from "#lib/config/flags";
+import { loadSection } from "#lib/config";
+import { booleanField, defineSection, envName, fieldNames, flagName, listenAddressCheck, stringField } from "#lib/config";
+import type { FileTree } from "#lib/files";
+import { withRequestId } from "#lib/http";
+import { alignColumns, configSourcesLine, printBanner, serviceLogger } from "#lib/cli-output";
+import type { Logger } from "#lib/log";
+import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
+import { parseListenAddress, type HostRuntime, type RunningServer, type ServeEnv } from "#lib/runtime";
 import * as v from "valibot";
 import { idpMountable } from "./core/mountables.ts";
 import { embeddedSessionService, type EmbeddedSessions, type SessionsHost } from "../sessions/embed.ts";
@@ -32,8 +32,8 @@ import type { RouteHost, RouteInfo } from "./core/types.ts";
 import { readScriptBundle, readWorkerBundle, sameBundle } from "./script/read-bundle.ts";
 import type { AuditEvent, AuditOutcome } from "./core/services.ts";
 import { prepareRoutesStore, putResource, queryAudit } from "./store/store.ts";
-import { openSqlStore } from "../../lib/db/open.ts";
-import type { SqlStore } from "../../lib/db/store.ts";
+import { openSqlStore } from "#lib/db/open";
+import type { SqlStore } from "#lib/db";
 import { inProcessScriptRuntime, threadScriptRuntime, type SpawnScriptThread } from "./script/runtime.ts";
 import type { ScriptBundle, ScriptLimits } from "./script/script-sandbox.ts";
 

@@ -1,6 +1,6 @@
 /** The route host's command line on Node, loaded by node.ts once the first handler thread is on its way. */
-import { nodeRuntime } from "../../lib/adapters/node.ts";
-import { nodeFileTree } from "../../lib/adapters/node-files.ts";
+import { nodeRuntime } from "#lib/adapters/node";
+import { nodeFileTree } from "#lib/adapters/node-files";
 import { nodeSessionsHost } from "../sessions/node-host.ts";
 import { runRoutesCli } from "./cli.ts";
 import type { SpawnScriptThread } from "./script/runtime.ts";

@@ -4,8 +4,8 @@
  * loading of the host itself (node-main.ts, a bundle of its own): a cold start answers ~40 ms
  * sooner (bench/routes.bench.ts).
  */
-import { bundledProcessEntry } from "../../lib/adapters/node-bundle.mjs";
-import { nodeThreadSpawner } from "../../lib/adapters/node-threads.ts";
+import { bundledProcessEntry } from "#lib/adapters/node-bundle";
+import { nodeThreadSpawner } from "#lib/adapters/node-threads";
 import type { SpawnScriptThread } from "./script/runtime.ts";
 
 const spawnScriptThread: SpawnScriptThread = nodeThreadSpawner(new URL("./node-thread.ts", import.meta.url), { startOne: true });

@@ -6,14 +6,14 @@
  * few lines. Migrations and restart recovery run once at creation; every request waits for them.
  */
 import { Hono, type Context } from "hono";
-import { applyMigrations } from "../../lib/db/migrate.ts";
-import type { SqlStore } from "../../lib/db/store.ts";
-import { FileTreeError, type FileTree } from "../../lib/files/tree.ts";
-import { ApiError, apiErrorHandler, apiNotFound } from "../../lib/http/errors.ts";
-import { withRequestId } from "../../lib/http/request-id.ts";
-import { serveStatic, type StaticDirectory } from "../../lib/http/static-files.ts";
-import { createLogger, errorFields, type Logger } from "../../lib/log.ts";
-import type { ProcessMemory, ServeEnv } from "../../lib/runtime.ts";
+import { applyMigrations } from "#lib/db";
+import type { SqlStore } from "#lib/db";
+import { FileTreeError, type FileTree } from "#lib/files";
+import { ApiError, apiErrorHandler, apiNotFound } from "#lib/http";
+import { withRequestId } from "#lib/http";
+import { serveStatic, type StaticDirectory } from "#lib/http";
+import { createLogger, errorFields, type Logger } from "#lib/log";
+import type { ProcessMemory, ServeEnv } from "#lib/runtime";
 import type { ServiceContext } from "./domain/context.ts";
 import { ERROR_STATUS, SessionServiceError } from "./domain/errors.ts";
 import { fileError } from "./domain/files.ts";

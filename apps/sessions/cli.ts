@@ -7,14 +7,14 @@
  * line on stderr and exits with code 2. The entry file supplies what is runtime-specific: the
  * host file system as a FileTree, and its runtime's pool of sandbox threads.
  */
-import { ConfigError } from "../../lib/config/errors.ts";
-import { lastFlag, parseCommandLine } from "../../lib/config/flags.ts";
-import { openSqlStore } from "../../lib/db/open.ts";
-import type { FileTree } from "../../lib/files/tree.ts";
-import type { StaticDirectory } from "../../lib/http/static-files.ts";
-import { printBanner, serviceLogger } from "../../lib/cli-output.ts";
-import { loadQuickJS } from "../../lib/sandbox/index.ts";
-import { parseListenAddress, type HostRuntime, type RunningServer } from "../../lib/runtime.ts";
+import { ConfigError } from "#lib/config";
+import { lastFlag, parseCommandLine } from "#lib/config/flags";
+import { openSqlStore } from "#lib/db/open";
+import type { FileTree } from "#lib/files";
+import type { StaticDirectory } from "#lib/http";
+import { printBanner, serviceLogger } from "#lib/cli-output";
+import { loadQuickJS } from "#lib/sandbox";
+import { parseListenAddress, type HostRuntime, type RunningServer } from "#lib/runtime";
 import { createSessionService, type SessionService } from "./app.ts";
 import { parseModuleCatalog, sandboxHostEnv } from "./domain/modules.ts";
 import { createInProcessRuntimes } from "./live/in-process.ts";

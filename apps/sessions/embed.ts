@@ -4,9 +4,9 @@
  * sandboxes on one thread of the host's pool, its rows in `ROUTES_SESSIONS_DB` (default `:memory:`,
  * so it never shares a file with a session service started beside it).
  */
-import { openSqlStore } from "../../lib/db/open.ts";
-import type { Logger } from "../../lib/log.ts";
-import type { FetchHandler, HostRuntime } from "../../lib/runtime.ts";
+import { openSqlStore } from "#lib/db/open";
+import type { Logger } from "#lib/log";
+import type { FetchHandler, HostRuntime } from "#lib/runtime";
 import { webUi, type SessionsHost } from "./cli.ts";
 
 export type { SessionsHost } from "./cli.ts";

@@ -1,7 +1,7 @@
 /** The session service's host pieces on Node: the file system, worker threads, the built web UI. */
-import { nodeFileTree } from "../../lib/adapters/node-files.ts";
-import { nodeThreadSpawner } from "../../lib/adapters/node-threads.ts";
-import type { FileTree } from "../../lib/files/tree.ts";
+import { nodeFileTree } from "#lib/adapters/node-files";
+import { nodeThreadSpawner } from "#lib/adapters/node-threads";
+import type { FileTree } from "#lib/files";
 import { uiDirectoryOf, type SessionsHost } from "./cli.ts";
 import { createThreadRuntimes } from "./live/thread-pool.ts";
 

@@ -1,6 +1,6 @@
 /** Node entry: `tsx apps/sessions/node.ts serve [flags]`. Worktrees and libraries on the host file
  * system; sandboxes on worker threads (apps/sessions/node-thread.ts). */
-import { nodeRuntime } from "../../lib/adapters/node.ts";
+import { nodeRuntime } from "#lib/adapters/node";
 import { runSessionsCli } from "./cli.ts";
 import { nodeSessionsHost } from "./node-host.ts";
 

@@ -12,11 +12,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { createClient } from "@libsql/client/web";
 import wasmModule from "../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
-import { durableObjectStore } from "../../lib/db/durable.ts";
-import { libsqlStore } from "../../lib/db/libsql.ts";
-import { r2FileTree } from "../../lib/files/r2.ts";
-import { errorEnvelope } from "../../lib/http/errors.ts";
-import { createLogger, type LogLevel } from "../../lib/log.ts";
+import { durableObjectStore } from "#lib/db/durable";
+import { libsqlStore } from "#lib/db/libsql";
+import { r2FileTree } from "#lib/files";
+import { errorEnvelope } from "#lib/http";
+import { createLogger, type LogLevel } from "#lib/log";
 import { createSessionService, type SessionService } from "./app.ts";
 import { parseModuleCatalog, sandboxHostEnv } from "./domain/modules.ts";
 import { durableRuntimes, sessionRuntimeObject } from "./live/durable.ts";

@@ -1,5 +1,5 @@
 /** Threads on Deno: Web Workers (`type: "module"`), both ends (see lib/sandbox-host/threads.ts). */
-import type { SpawnThread, ThreadEndpoint } from "../sandbox-host/threads.ts";
+import type { SpawnThread, ThreadEndpoint } from "#lib/sandbox-host";
 
 /** Spawns Web Workers running the module `entry` (Deno runs TypeScript and inherits permissions). */
 export function denoThreadSpawner<In, Out>(entry: URL): SpawnThread<In, Out> {

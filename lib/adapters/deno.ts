@@ -1,5 +1,5 @@
 /** HostRuntime for Deno: Deno.serve for sockets, Deno's file API for files. */
-import { shutdownSequence, type HostRuntime } from "../runtime.ts";
+import { shutdownSequence, type HostRuntime } from "#lib/runtime";
 
 // Deno's types are not part of this TypeScript project; this is the slice used here.
 declare const Deno: {

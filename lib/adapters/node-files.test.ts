@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { fileTreeContract } from "../files/tree-contract.ts";
+import { fileTreeContract } from "#lib/files/tree-contract";
 import { nodeFileTree } from "./node-files.ts";
 
 const made: string[] = [];

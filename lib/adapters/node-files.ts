@@ -2,8 +2,8 @@
  * becomes, in lib/files/host.ts). */
 import { lstat, mkdir, readdir, readFile, realpath, rm, unlink, writeFile } from "node:fs/promises";
 import type { Dirent, Stats } from "node:fs";
-import { hostErrorKind, hostFileTree, type HostEntryKind } from "../files/host.ts";
-import type { FileTree } from "../files/tree.ts";
+import { hostErrorKind, hostFileTree, type HostEntryKind } from "#lib/files";
+import type { FileTree } from "#lib/files";
 
 function kindOf(s: Stats | Dirent): HostEntryKind {
   return s.isSymbolicLink() ? "symlink" : s.isFile() ? "file" : s.isDirectory() ? "directory" : "other";

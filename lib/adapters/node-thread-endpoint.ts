@@ -4,7 +4,7 @@
  * bundling could not keep (node-bundle.mjs).
  */
 import { parentPort } from "node:worker_threads";
-import type { ThreadEndpoint } from "../sandbox-host/threads.ts";
+import type { ThreadEndpoint } from "#lib/sandbox-host";
 
 export function nodeThreadEndpoint<In, Out>(): ThreadEndpoint<In, Out> {
   const port = parentPort;

@@ -1,7 +1,7 @@
 /** Threads on Node: spawning worker_threads (see lib/sandbox-host/threads.ts; the thread's end is node-thread-endpoint.ts). */
 import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
-import type { SpawnThread, ThreadPort } from "../sandbox-host/threads.ts";
+import type { SpawnThread, ThreadPort } from "#lib/sandbox-host";
 import { bundledEntry } from "./node-bundle.mjs";
 
 const BOOT = new URL("./node-thread-boot.mjs", import.meta.url);

@@ -3,8 +3,8 @@ import { serve, type Http2Bindings, type HttpBindings } from "@hono/node-server"
 import type { AddressInfo } from "node:net";
 import { mkdir, readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { chooseRequestId, REQUEST_ID_HEADER } from "../http/request-id.ts";
-import { shutdownSequence, type HostRuntime } from "../runtime.ts";
+import { chooseRequestId, REQUEST_ID_HEADER } from "#lib/http";
+import { shutdownSequence, type HostRuntime } from "#lib/runtime";
 
 export function nodeRuntime(): HostRuntime {
   const shutdown = shutdownSequence(

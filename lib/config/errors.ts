@@ -2,7 +2,7 @@
  * Configuration errors: one typed class with a stable code, so a command line can print a single
  * clear line and exit 2, and tests can assert the code instead of the wording.
  */
-import { CodedError } from "../errors.ts";
+import { CodedError } from "#lib/errors";
 
 export type ConfigErrorCode =
   | "CONFIG_UNKNOWN_FIELD"

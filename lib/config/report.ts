@@ -3,7 +3,7 @@
  * and the configuration as a YAML document in config-file shape, each value commented with its
  * source (`print-config`), or as JSON. Secret fields appear only as a short prefix.
  */
-import { alignColumns } from "../cli-output.ts";
+import { alignColumns } from "#lib/cli-output";
 import type { Pair, Node as YamlNode } from "yaml";
 import type { Resolved } from "./layers.ts";
 import type { AnyFieldDef, SectionDef } from "./section.ts";

@@ -5,7 +5,7 @@
  * positional argument. Runtime-free; the CLIs of every service build on it.
  */
 import * as v from "valibot";
-import { parseListenAddress } from "../runtime.ts";
+import { parseListenAddress } from "#lib/runtime";
 
 export type FieldType = "string" | "list" | "boolean";
 export type FieldValue<T extends FieldType> = T extends "string" ? string : T extends "list" ? string[] : boolean;

@@ -14,7 +14,7 @@
  * (`synchronous = NORMAL` would skip that fsync and could lose the last commits on power loss,
  * after their responses went out.)
  */
-import type { HostRuntime } from "../runtime.ts";
+import type { HostRuntime } from "#lib/runtime";
 import { groupCommit } from "./group-commit.ts";
 import { isLibsqlUrl, isRemoteLibsqlUrl, libsqlStore } from "./libsql.ts";
 import { sqliteStore, type SqliteConnection } from "./sqlite.ts";

@@ -4,7 +4,7 @@
  * a Durable Object's SQLite (`durable.ts`), and wrapped by group commit (`group-commit.ts`);
  * domain code only ever sees this interface.
  */
-import { CodedError } from "../errors.ts";
+import { CodedError } from "#lib/errors";
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type SqlRow = Record<string, SqlValue>;
 

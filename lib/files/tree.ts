@@ -6,7 +6,7 @@
  * Relative paths go through `resolveRelativePath` (./paths.ts) first; implementations also refuse
  * anything that resolves outside `root` (symlinks), which only they can see.
  */
-import { CodedError } from "../errors.ts";
+import { CodedError } from "#lib/errors";
 
 export type FileTreeErrorCode = "INVALID_PATH" | "FILE_NOT_FOUND" | "NOT_A_FILE";
 

@@ -5,7 +5,7 @@
  * pieces (each piece costs a runtime far more than its bytes: 1 MiB in one-byte chunks would cost
  * hundreds of MB). The route host and the identity provider read their bodies this way.
  */
-import { CodedError } from "../errors.ts";
+import { CodedError } from "#lib/errors";
 
 export type BodyLimitCode = "BODY_TOO_LARGE" | "BODY_UNREADABLE";
 

@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { CodedError } from "../errors.ts";
+import { CodedError } from "#lib/errors";
 
 export type ErrorDetails = Record<string, unknown>;
 

@@ -7,7 +7,7 @@
  *
  * Both checks are iterative, so the check itself cannot overflow.
  */
-import { CodedError } from "../errors.ts";
+import { CodedError } from "#lib/errors";
 
 /** Deepest nesting of arrays and objects accepted (`[]` and `{}` are depth 1, a scalar 0). */
 export const MAX_JSON_DEPTH = 64;

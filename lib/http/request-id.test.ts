@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../log.ts";
-import type { ServeEnv } from "../runtime.ts";
+import { createLogger } from "#lib/log";
+import type { ServeEnv } from "#lib/runtime";
 import { withRequestId } from "./request-id.ts";
 
 function app() {

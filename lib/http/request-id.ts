@@ -15,8 +15,8 @@
  * request header and adding one response header through web `Headers` on @hono/node-server
  * costs a third of a cheap request's CPU there (measured: /jwks 31-35 µs -> 22-24 µs without).
  */
-import type { Logger } from "../log.ts";
-import type { ServeEnv } from "../runtime.ts";
+import type { Logger } from "#lib/log";
+import type { ServeEnv } from "#lib/runtime";
 
 export const REQUEST_ID_HEADER = "X-Request-Id";
 const WELL_FORMED = /^[A-Za-z0-9._:-]{8,128}$/;

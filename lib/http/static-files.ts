@@ -6,7 +6,7 @@
  * `index.html`.
  */
 import { getMimeType, mimes } from "hono/utils/mime";
-import { FileTreeError, type FileTree } from "../files/tree.ts";
+import { FileTreeError, type FileTree } from "#lib/files";
 
 /** Hono's table, and Markdown (docs beside a script's pages) as text. */
 const MIMES = { ...mimes, md: "text/markdown; charset=utf-8" };

@@ -5,7 +5,7 @@
  * resource endpoints, `ath`. Replay is checked by the caller against the state store, keyed by
  * the key's thumbprint and the jti. No nonces (the spec says so).
  */
-import { CodedError } from "../errors.ts";
+import { CodedError } from "#lib/errors";
 import type { JWK } from "jose";
 import { loadJose, sha256Base64url } from "./jose.ts";
 

@@ -5,7 +5,7 @@
  * the route host loads a script and dispatches handlers, the session service opens sessions and
  * runs executions.
  */
-import { loadQuickJS, type SandboxEngine } from "../sandbox/index.ts";
+import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
 import { serveThreadCalls, type PoolMessage, type PoolReply } from "./pool.ts";
 import type { ThreadEndpoint } from "./threads.ts";
 

@@ -3,6 +3,7 @@
  * messages may change. Errors thrown by sandboxed code are never host exceptions: they come back
  * as an `error` outcome of `evaluate`.
  */
+import { CodedError } from "#lib/errors";
 export type SandboxErrorCode =
   | "SANDBOX_DISPOSED"
   | "SANDBOX_BUSY"
@@ -11,20 +12,12 @@ export type SandboxErrorCode =
   | "SANDBOX_MARSHAL"
   | "SANDBOX_ENGINE_LOAD";
 
-export class SandboxError extends Error {
-  readonly code: SandboxErrorCode;
-  constructor(code: SandboxErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "SandboxError";
-    this.code = code;
-  }
-}
+export class SandboxError extends CodedError<SandboxErrorCode> {}
 
 /** Any call on a sandbox after `dispose()`. */
 export class SandboxDisposedError extends SandboxError {
   constructor() {
     super("SANDBOX_DISPOSED", "the sandbox has been disposed");
-    this.name = "SandboxDisposedError";
   }
 }
 
@@ -32,7 +25,6 @@ export class SandboxDisposedError extends SandboxError {
 export class SandboxBusyError extends SandboxError {
   constructor() {
     super("SANDBOX_BUSY", "the sandbox is already running an evaluation");
-    this.name = "SandboxBusyError";
   }
 }
 
@@ -43,14 +35,12 @@ export class SandboxBusyError extends SandboxError {
 export class SandboxBrokenError extends SandboxError {
   constructor(reason: string) {
     super("SANDBOX_BROKEN", `the sandbox is broken and must be discarded: ${reason}`);
-    this.name = "SandboxBrokenError";
   }
 }
 
 export class SandboxOptionsError extends SandboxError {
   constructor(message: string) {
     super("SANDBOX_INVALID_OPTIONS", message);
-    this.name = "SandboxOptionsError";
   }
 }
 
@@ -58,13 +48,11 @@ export class SandboxOptionsError extends SandboxError {
 export class SandboxMarshalError extends SandboxError {
   constructor(message: string) {
     super("SANDBOX_MARSHAL", message);
-    this.name = "SandboxMarshalError";
   }
 }
 
 export class SandboxEngineLoadError extends SandboxError {
   constructor(message: string, cause: unknown) {
     super("SANDBOX_ENGINE_LOAD", message, { cause });
-    this.name = "SandboxEngineLoadError";
   }
 }

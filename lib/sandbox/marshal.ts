@@ -10,7 +10,7 @@
  * stays); a host function's argument and a host value for the sandbox are refused with an error.
  */
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
-import { jsonTextDepth, MAX_JSON_DEPTH, valueDepth } from "../http/json-limits.ts";
+import { jsonTextDepth, MAX_JSON_DEPTH, valueDepth } from "#lib/http";
 import type { DirectCalls } from "./direct.ts";
 import { SandboxMarshalError } from "./errors.ts";
 

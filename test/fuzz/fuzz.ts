@@ -13,7 +13,7 @@
  */
 import { request } from "node:http";
 import fc from "fast-check";
-import { MAX_JSON_DEPTH } from "../../lib/http/json-limits.ts";
+import { MAX_JSON_DEPTH } from "#lib/http";
 import type { JsonSchema } from "./values.ts";
 
 // The suites import everything from here; the values live in their own module.

@@ -15,7 +15,7 @@
  * runtime keeps work going after the response (Node, Deno, a Durable Object) the POSTs run after
  * it; where it may not (a module Worker) the request awaits them (Provider.deliver).
  */
-import { CodedError } from "../../../lib/errors.ts";
+import { CodedError } from "#lib/errors";
 import type { Provider } from "./provider.ts";
 import { LIFETIME_MS, type SessionRecord } from "./records.ts";
 

@@ -3,8 +3,8 @@
  * raw extra claims (which override helpers of the same name), then `omit_claims` removals, then
  * the claims typed on the login page for the session (which override all of these).
  */
-import { CodedError } from "../../../lib/errors.ts";
-import { JsonDepthError, parseJsonBounded } from "../../../lib/http/json-limits.ts";
+import { CodedError } from "#lib/errors";
+import { JsonDepthError, parseJsonBounded } from "#lib/http";
 import type { Scenario } from "./scenarios.ts";
 import { syntheticEmail, syntheticName } from "./users.ts";
 

@@ -5,7 +5,7 @@
  * goes back to a validated redirect URI. Each has its code union below; the provider's one error
  * handler (`errorHandler` in app.ts) turns them into answers.
  */
-import { CodedError } from "../../../lib/errors.ts";
+import { CodedError } from "#lib/errors";
 import type { AuthorizeFailure } from "./scenarios.ts";
 
 /** The OAuth `error` values the provider answers with (RFC 6749 §5.2, 8628, 8693, 9449). */

@@ -5,7 +5,7 @@
 import { userClaims, type User } from "./claims.ts";
 import type { Client } from "./clients.ts";
 import type { Provider } from "./provider.ts";
-import { base64urlEncode } from "../../../lib/oauth/jose.ts";
+import { base64urlEncode } from "#lib/oauth";
 import { LIFETIME_MS, type AccessTokenRecord, type RefreshTokenRecord } from "./records.ts";
 import { allowsGrant } from "./clients.ts";
 

@@ -5,7 +5,7 @@
  * server listens) and saved there.
  */
 import type { JWK, JWTPayload } from "jose";
-import { loadJose } from "../../../lib/oauth/jose.ts";
+import { loadJose } from "#lib/oauth";
 import { SigningKeysError } from "./errors.ts";
 import type { SignKey } from "./scenarios.ts";
 

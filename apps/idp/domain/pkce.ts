@@ -1,5 +1,5 @@
 /** PKCE (RFC 7636): challenge methods S256 and plain. */
-import { sha256Base64url } from "../../../lib/oauth/jose.ts";
+import { sha256Base64url } from "#lib/oauth";
 
 export type PkceMethod = "S256" | "plain";
 export const PKCE_METHODS: readonly PkceMethod[] = ["S256", "plain"];

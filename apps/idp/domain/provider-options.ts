@@ -2,7 +2,7 @@
  * What configures a provider (its options, the issuer URL and the names of issuers by path) and
  * the bounds on its state. The provider itself, the runtime context, is in provider.ts.
  */
-import type { Logger } from "../../../lib/log.ts";
+import type { Logger } from "#lib/log";
 import type { IdpStateStore, StateKind } from "../state/store.ts";
 import type { ClientConfig } from "./clients.ts";
 import type { RandomBytes } from "./random.ts";

@@ -6,9 +6,9 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { SignJWT, exportJWK, generateKeyPair } from "jose";
-import { nodeRuntime } from "../../../lib/adapters/node.ts";
-import { openSqlStore } from "../../../lib/db/open.ts";
-import { createLogger } from "../../../lib/log.ts";
+import { nodeRuntime } from "#lib/adapters/node";
+import { openSqlStore } from "#lib/db/open";
+import { createLogger } from "#lib/log";
 import { createIdp } from "../app.ts";
 import { MemoryStateStore } from "../state/memory.ts";
 import { sqlStateStore } from "../state/sql.ts";

@@ -4,7 +4,7 @@
  * call the domain through it; nothing here knows about HTTP.
  */
 import type { JWK } from "jose";
-import type { Logger } from "../../../lib/log.ts";
+import type { Logger } from "#lib/log";
 import { namespaceOf, namespacedStore } from "../state/namespace.ts";
 import type { IdpStateStore, RecordOptions, StateKind } from "../state/store.ts";
 import { backchannelUris, notifyExpiredSessions } from "./backchannel.ts";

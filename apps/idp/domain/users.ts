@@ -3,9 +3,9 @@
  * derived from any typed login (decisions.md).
  */
 import * as v from "valibot";
-import { describeIssues } from "../../../lib/http/json-body.ts";
+import { describeIssues } from "#lib/http";
 import { UsersDocumentError } from "./errors.ts";
-import { base64urlEncode } from "../../../lib/oauth/jose.ts";
+import { base64urlEncode } from "#lib/oauth";
 
 /** A seeded user after validation and normalization. */
 export interface SeededUser {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../../../lib/log.ts";
+import { createLogger } from "#lib/log";
 import { createIdp } from "../app.ts";
 
 const ORIGIN = "http://localhost:4000";

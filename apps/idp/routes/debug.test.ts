@@ -5,7 +5,7 @@
  * workerd rule (the header, set by the platform) is covered by test/contract/idp-debug.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../../../lib/log.ts";
+import { createLogger } from "#lib/log";
 import { createApp } from "../app.ts";
 
 const app = createApp({ issuer: "http://idp.test/realms/dev", logger: createLogger({ level: "silent" }) });

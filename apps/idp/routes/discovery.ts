@@ -1,7 +1,7 @@
 /** Discovery (`/.well-known/openid-configuration`) and the key set (`/jwks`), both precomputed. */
 import type { Context, Hono } from "hono";
 import { SUPPORTED_CLAIMS } from "../domain/claims.ts";
-import { DPOP_ALGS } from "../../../lib/oauth/dpop.ts";
+import { DPOP_ALGS } from "#lib/oauth";
 import { PKCE_METHODS } from "../domain/pkce.ts";
 import type { Provider } from "../domain/provider.ts";
 import type { JwksMode } from "../domain/records.ts";

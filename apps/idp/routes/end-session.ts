@@ -9,7 +9,7 @@ import { postLogoutUriAllowed } from "../domain/clients.ts";
 import { endSessions } from "../domain/backchannel.ts";
 import { PageError } from "../domain/errors.ts";
 import type { Provider } from "../domain/provider.ts";
-import { loadJose } from "../../../lib/oauth/jose.ts";
+import { loadJose } from "#lib/oauth";
 import type { SessionRecord } from "../domain/records.ts";
 import { messagePage } from "../pages/layout.ts";
 import { PAGE_HEADERS, currentSession, readForm, redirectWith, toParams, type Params } from "./http.ts";

@@ -1,5 +1,5 @@
 /** HTTP helpers shared by the provider's routes: form bodies, OAuth error bodies, redirects. */
-import { readBoundedBytes } from "../../../lib/http/body-limit.ts";
+import { readBoundedBytes } from "#lib/http";
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { OAuthError } from "../domain/errors.ts";

@@ -1,6 +1,6 @@
 /** Token exchange applies the token scenarios of the subject's user, like the other grants. */
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../../../lib/log.ts";
+import { createLogger } from "#lib/log";
 import { createIdp } from "../app.ts";
 import type { AccessTokenRecord } from "../domain/records.ts";
 

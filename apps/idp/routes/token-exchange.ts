@@ -8,7 +8,7 @@
  * `invalid_request`, as at every OAuth endpoint here). Only access tokens are issued.
  */
 import type { JWTPayload } from "jose";
-import { loadJose } from "../../../lib/oauth/jose.ts";
+import { loadJose } from "#lib/oauth";
 import { OAuthError } from "../domain/errors.ts";
 import { scopeList, type TokenResponse } from "../domain/issue.ts";
 import type { Provider } from "../domain/provider.ts";

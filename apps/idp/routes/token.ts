@@ -5,7 +5,7 @@
 import type { Context, Hono } from "hono";
 import { allowsGrant, authenticateClient, readClientCredentials, type Client } from "../domain/clients.ts";
 import type { LoginClaims, User } from "../domain/claims.ts";
-import { DpopError, type VerifiedProof } from "../../../lib/oauth/dpop.ts";
+import { DpopError, type VerifiedProof } from "#lib/oauth";
 import { OAuthError } from "../domain/errors.ts";
 import { issueTokens, revokeGrant, scopeList, type TokenResponse } from "../domain/issue.ts";
 import { verifyPkce } from "../domain/pkce.ts";

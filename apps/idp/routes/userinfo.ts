@@ -4,7 +4,7 @@
  */
 import type { Context, Hono } from "hono";
 import { userClaims } from "../domain/claims.ts";
-import { DpopError } from "../../../lib/oauth/dpop.ts";
+import { DpopError } from "#lib/oauth";
 import type { Provider } from "../domain/provider.ts";
 import type { AccessTokenRecord } from "../domain/records.ts";
 import { checkProof } from "./dpop.ts";

@@ -17,8 +17,8 @@
  * No credentials: null (the pipeline answers 401 where they are required). Present but invalid:
  * `AuthenticationError`, 401 with a `WWW-Authenticate` challenge.
  */
-import { DPOP_ALGS, DPOP_IAT_WINDOW_S, DpopError, verifyDpopProof } from "../../../lib/oauth/dpop.ts";
-import { loadJose, sha256Base64url } from "../../../lib/oauth/jose.ts";
+import { DPOP_ALGS, DPOP_IAT_WINDOW_S, DpopError, verifyDpopProof } from "#lib/oauth";
+import { loadJose, sha256Base64url } from "#lib/oauth";
 import { basicAuth, issuerMetadata, type IssuerMetadata } from "./issuer.ts";
 import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../core/services.ts";
 

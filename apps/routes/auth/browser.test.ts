@@ -3,9 +3,9 @@
  * http://127.0.0.1:8080 (its public-spa client's redirect URI) through `host.fetch`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nodeRuntime } from "../../../lib/adapters/node.ts";
-import { openSqlStore } from "../../../lib/db/open.ts";
-import type { SqlStore } from "../../../lib/db/store.ts";
+import { nodeRuntime } from "#lib/adapters/node";
+import { openSqlStore } from "#lib/db/open";
+import type { SqlStore } from "#lib/db";
 import { startIdp, type StartedIdp } from "../../idp/testing.ts";
 import type { RouteHost } from "../core/host.ts";
 import { prepareRoutesStore, sqlSignedInStore } from "../store/store.ts";

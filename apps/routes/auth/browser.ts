@@ -20,7 +20,7 @@
  * bearer token reach the same routes.
  */
 import { parseSigned, serializeSigned } from "hono/utils/cookie";
-import { loadJose, sha256Base64url } from "../../../lib/oauth/jose.ts";
+import { loadJose, sha256Base64url } from "#lib/oauth";
 import type { HostPlannedContext, RouteHost } from "../core/host.ts";
 import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../core/services.ts";
 import { randomHex, sessionCookies, type SessionCookieOptions } from "../core/session.ts";

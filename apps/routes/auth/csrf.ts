@@ -4,7 +4,7 @@
  * `X-CSRF-Token` header or a `_csrf` field of a form or JSON body. A request whose session is new
  * (no cookie came back) cannot carry a valid token. Stateless: nothing is stored per session.
  */
-import { base64urlEncode } from "../../../lib/oauth/jose.ts";
+import { base64urlEncode } from "#lib/oauth";
 import type { CsrfProtector, HostSession, PipelineRequest } from "../core/services.ts";
 
 export const CSRF_HEADER = "x-csrf-token";

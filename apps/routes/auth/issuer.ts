@@ -3,7 +3,7 @@
  * after a failure) and its key set (jose's remote JWKS: cached, fetched again for an unknown key
  * at most every `jwksCooldownMs`). Shared by the bearer authenticator and browser sign-in.
  */
-import { loadJose } from "../../../lib/oauth/jose.ts";
+import { loadJose } from "#lib/oauth";
 
 /** The `Authorization` value of a client authenticating with its secret (RFC 6749 §2.3.1). */
 export const basicAuth = (clientId: string, secret: string) => `Basic ${btoa(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`)}`;

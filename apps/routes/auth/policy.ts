@@ -19,8 +19,8 @@
  * `name:name...` or `name:*` is refused with the path of the mistake.
  */
 import * as v from "valibot";
-import { parseYaml } from "../../../lib/config/yaml.ts";
-import { CodedError } from "../../../lib/errors.ts";
+import { parseYaml } from "#lib/config";
+import { CodedError } from "#lib/errors";
 import type { Actor, AuthorizationDecision, Authorizer } from "../core/services.ts";
 import { grantAllows } from "./scope-authorizer.ts";
 

@@ -13,7 +13,7 @@ import type { RouteHost } from "../core/host.ts";
 import type { AuthServices } from "../core/services.ts";
 import { DEFAULT_SESSION_COOKIE, randomHex } from "../core/session.ts";
 import { persistedSessionSecret, sqlSignedInStore } from "../store/store.ts";
-import type { SqlStore } from "../../../lib/db/store.ts";
+import type { SqlStore } from "#lib/db";
 
 export interface HostSecuritySettings {
   /** Empty or unset: no authenticator (authenticated routes answer 500) and no sign-in. */

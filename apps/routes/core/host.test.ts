@@ -3,8 +3,8 @@ import { mkdtemp, mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nodeFileTree } from "../../../lib/adapters/node-files.ts";
-import { memoryFileTree } from "../../../lib/files/r2.ts";
+import { nodeFileTree } from "#lib/adapters/node-files";
+import { memoryFileTree } from "#lib/files";
 import type { RouteHost } from "./host.ts";
 import { call, scriptHost } from "../testing.ts";
 

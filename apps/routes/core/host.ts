@@ -12,9 +12,9 @@
  */
 import { Hono, type Handler } from "hono";
 import { TrieRouter } from "hono/router/trie-router";
-import { chooseRequestId, REQUEST_ID_HEADER } from "../../../lib/http/request-id.ts";
-import type { StaticDirectory } from "../../../lib/http/static-files.ts";
-import type { FetchHandler } from "../../../lib/runtime.ts";
+import { chooseRequestId, REQUEST_ID_HEADER } from "#lib/http";
+import type { StaticDirectory } from "#lib/http";
+import type { FetchHandler } from "#lib/runtime";
 import { stagesFor } from "../pipeline/compose.ts";
 import type { PipelineEnv } from "../pipeline/state.ts";
 import type { ScriptHostCalls, ScriptNatives } from "../script/script-sandbox.ts";

@@ -1,8 +1,8 @@
 /**
  * Runtime-free, so the command line's mountable and the Worker's both use it.
  */
-import { errorEnvelope } from "../../../lib/http/errors.ts";
-import type { FetchHandler, ServeEnv } from "../../../lib/runtime.ts";
+import { errorEnvelope } from "#lib/http";
+import type { FetchHandler, ServeEnv } from "#lib/runtime";
 import { underPrefix } from "./plan.ts";
 
 /**

@@ -6,8 +6,8 @@
  * - `require("sessions").handler()` serves the session service's API (and its web UI when
  *   built): `embeddedSessionService` (apps/sessions/embed.ts).
  */
-import type { Logger } from "../../../lib/log.ts";
-import type { FetchHandler } from "../../../lib/runtime.ts";
+import type { Logger } from "#lib/log";
+import type { FetchHandler } from "#lib/runtime";
 import { embeddedIdp } from "../../idp/embed.ts";
 import { withoutIssuerAlias } from "./issuer-alias.ts";
 

@@ -4,8 +4,8 @@
  * `app.mount` has no exclusions and no body bound, so the host keeps this one loop.
  */
 import type { MiddlewareHandler } from "hono";
-import { serveStatic, type StaticDirectory } from "../../../lib/http/static-files.ts";
-import type { FetchHandler, ServeEnv } from "../../../lib/runtime.ts";
+import { serveStatic, type StaticDirectory } from "#lib/http";
+import type { FetchHandler, ServeEnv } from "#lib/runtime";
 import { rawBelow, routingPath, underPrefix } from "./plan.ts";
 import { errorResponse } from "./reply.ts";
 import { boundedBody, RequestBodyError } from "./request.ts";

@@ -5,7 +5,7 @@
  */
 import { getPath } from "hono/utils/url";
 import * as v from "valibot";
-import { CodedError } from "../../../lib/errors.ts";
+import { CodedError } from "#lib/errors";
 
 export interface ResourceSpec {
   /** The resource type name; also its key in `ctx.resources`. */

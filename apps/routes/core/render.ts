@@ -7,7 +7,7 @@
  */
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { HostValue } from "../../../lib/sandbox/index.ts";
+import type { HostValue } from "#lib/sandbox";
 
 type Fragment = HtmlEscapedString | Promise<HtmlEscapedString> | string;
 

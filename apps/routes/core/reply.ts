@@ -3,9 +3,9 @@
  * message; the audit reason when it is a denial), `errorResponse` its JSON envelope. One place
  * turns them into responses (`replyResponse`), so dev mode and logging are decided once.
  */
-import { CodedError } from "../../../lib/errors.ts";
-import { errorEnvelope } from "../../../lib/http/errors.ts";
-import type { Logger } from "../../../lib/log.ts";
+import { CodedError } from "#lib/errors";
+import { errorEnvelope } from "#lib/http";
+import type { Logger } from "#lib/log";
 import { hostError } from "./error-page.ts";
 import type { BodyErrorCode } from "./request.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { maxBodyPieces } from "../../../lib/http/body-limit.ts";
+import { maxBodyPieces } from "#lib/http";
 import { boundedBody, multiMap, readBody, RequestBodyError, headerMap, headerMapOfLines } from "./request.ts";
 
 /** A streamed (chunked) request body made of `pieces`. */

@@ -6,10 +6,10 @@
  * authentication; a body over the limit is 413, counted while it streams.
  */
 import { parse as parseCookies } from "hono/utils/cookie";
-import { CodedError } from "../../../lib/errors.ts";
-import { BodyLimitError, boundedStream, readBoundedBytes } from "../../../lib/http/body-limit.ts";
-import { JsonDepthError, parseJsonBounded } from "../../../lib/http/json-limits.ts";
-import type { HostValue } from "../../../lib/sandbox/index.ts";
+import { CodedError } from "#lib/errors";
+import { BodyLimitError, boundedStream, readBoundedBytes } from "#lib/http";
+import { JsonDepthError, parseJsonBounded } from "#lib/http";
+import type { HostValue } from "#lib/sandbox";
 import type { HostSession } from "./services.ts";
 
 export interface ScriptRequest {

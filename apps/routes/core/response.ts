@@ -7,8 +7,8 @@
  * (RFC 9112 §6): a script's `content-length` or `transfer-encoding` beside the body the host
  * sends would desynchronise a keep-alive connection.
  */
-import { CodedError } from "../../../lib/errors.ts";
-import type { HostValue } from "../../../lib/sandbox/index.ts";
+import { CodedError } from "#lib/errors";
+import type { HostValue } from "#lib/sandbox";
 import type { ScriptResponse } from "../script/script-sandbox.ts";
 
 /** Renders `res.html(value)` for a non-string value (spec: the host's Renderer option). */

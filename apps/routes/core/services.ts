@@ -2,7 +2,7 @@
  * The host services the pipeline calls (spec: Host options, `Auth.*`). Each is an interface; the
  * host fails closed when a route needs one that is not configured (500, never open).
  */
-import { CodedError } from "../../../lib/errors.ts";
+import { CodedError } from "#lib/errors";
 import type { RoutePlan } from "./plan.ts";
 import type { ScriptRequest } from "./request.ts";
 

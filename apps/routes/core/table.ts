@@ -3,9 +3,9 @@
  * compiled once into its Hono handlers, and the plan table's rows (`routes()`).
  */
 import type { Handler } from "hono";
-import type { FileTree } from "../../../lib/files/tree.ts";
-import type { StaticDirectory } from "../../../lib/http/static-files.ts";
-import type { FetchHandler } from "../../../lib/runtime.ts";
+import type { FileTree } from "#lib/files";
+import type { StaticDirectory } from "#lib/http";
+import type { FetchHandler } from "#lib/runtime";
 import type { Target } from "../pipeline/handler.ts";
 import type { PipelineEnv } from "../pipeline/state.ts";
 import { staticDirectory, type Registration } from "../script/script-sandbox.ts";

@@ -3,11 +3,11 @@
  * context a host-side handler gets, and the plan table's rows. Types only, so the auth modules that
  * register routes (auth/browser.ts) and the host itself depend on this, not on each other.
  */
-import type { FileTree } from "../../../lib/files/tree.ts";
-import type { StaticDirectory } from "../../../lib/http/static-files.ts";
-import type { Logger } from "../../../lib/log.ts";
-import type { FetchHandler, ServeEnv } from "../../../lib/runtime.ts";
-import type { HostValue } from "../../../lib/sandbox/index.ts";
+import type { FileTree } from "#lib/files";
+import type { StaticDirectory } from "#lib/http";
+import type { Logger } from "#lib/log";
+import type { FetchHandler, ServeEnv } from "#lib/runtime";
+import type { HostValue } from "#lib/sandbox";
 import type { ScriptRuntime } from "../script/runtime.ts";
 import type { ScriptBundle, ScriptHostCalls, ScriptNatives } from "../script/script-sandbox.ts";
 import type { RoutePlanInput } from "./plan.ts";

@@ -1,7 +1,7 @@
 /** The audit stage: one record per outcome, with the reason of a denial, written before the answer. */
 import { Hono } from "hono";
 import { describe, expect, it, vi } from "vitest";
-import type { Logger } from "../../../lib/log.ts";
+import type { Logger } from "#lib/log";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
 import { HostReply, replyResponse } from "../core/reply.ts";
 import { AuthenticationError, type Actor, type AuditEvent, type AuditSink, type AuthServices, type ResourceRef } from "../core/services.ts";

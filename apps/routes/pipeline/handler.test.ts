@@ -1,8 +1,8 @@
 /** The handler stage: a host handler, a guarded mount or a script handler answers, once authorized. */
 import { Hono } from "hono";
 import { describe, expect, it, vi } from "vitest";
-import type { Logger } from "../../../lib/log.ts";
-import type { ServeEnv } from "../../../lib/runtime.ts";
+import type { Logger } from "#lib/log";
+import type { ServeEnv } from "#lib/runtime";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
 import { replyResponse } from "../core/reply.ts";
 import type { Actor, AuditEvent, AuthServices, ResourceRef } from "../core/services.ts";

@@ -5,8 +5,8 @@
  * Authenticated routes (the pages that post forms) get the CSRF token; public ones do not, so they
  * cost no HMAC and set no session cookie.
  */
-import type { FetchHandler } from "../../../lib/runtime.ts";
-import type { HostValue } from "../../../lib/sandbox/index.ts";
+import type { FetchHandler } from "#lib/runtime";
+import type { HostValue } from "#lib/sandbox";
 import { rawBelow, type RoutePlan } from "../core/plan.ts";
 import { errorResponse, HostReply } from "../core/reply.ts";
 import { ResponseRuleError, toWebResponse } from "../core/response.ts";

@@ -4,8 +4,8 @@
  * It travels on Hono's context as one variable, so a stage costs no map lookups beyond one.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import type { Logger } from "../../../lib/log.ts";
-import type { ServeEnv } from "../../../lib/runtime.ts";
+import type { Logger } from "#lib/log";
+import type { ServeEnv } from "#lib/runtime";
 import type { RoutePlan } from "../core/plan.ts";
 import type { ScriptRequest } from "../core/request.ts";
 import type { Renderer } from "../core/response.ts";

@@ -1,6 +1,6 @@
 /** The script API as a script sees it: the builder, what it refuses, and what a script cannot reach. */
 import { describe, expect, it } from "vitest";
-import { loadQuickJS } from "../../../lib/sandbox/index.ts";
+import { loadQuickJS } from "#lib/sandbox";
 import { call, scriptHost } from "../testing.ts";
 import { answerResponse, isAnswerText, loadScriptSandbox } from "./script-sandbox.ts";
 

@@ -4,8 +4,8 @@
  * resolves `require` synchronously and must have the files in hand before the script runs.
  * Bounded, so a script in a large directory fails with a clear message instead of reading it all.
  */
-import { CodedError } from "../../../lib/errors.ts";
-import type { FileTree } from "../../../lib/files/tree.ts";
+import { CodedError } from "#lib/errors";
+import type { FileTree } from "#lib/files";
 import { base64Of } from "../core/request.ts";
 import type { ScriptBundle } from "./script-sandbox.ts";
 

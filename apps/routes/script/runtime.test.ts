@@ -2,7 +2,7 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { nodeThreadSpawner } from "../../../lib/adapters/node-threads.ts";
+import { nodeThreadSpawner } from "#lib/adapters/node-threads";
 import { responsiveness } from "./testdata/responsiveness.ts";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));

@@ -10,11 +10,11 @@
  *   (lib/sandbox-host/request-threads.ts). A replaced thread (hung, crashed) loads the current
  *   script before its first request.
  */
-import { inProcessSides } from "../../../lib/sandbox-host/in-process.ts";
-import { ThreadCallError } from "../../../lib/sandbox-host/pool.ts";
-import { createRequestThreads, type RequestThread } from "../../../lib/sandbox-host/request-threads.ts";
-import type { SpawnThread } from "../../../lib/sandbox-host/threads.ts";
-import type { SandboxEngine } from "../../../lib/sandbox/index.ts";
+import { inProcessSides } from "#lib/sandbox-host";
+import { ThreadCallError } from "#lib/sandbox-host";
+import { createRequestThreads, type RequestThread } from "#lib/sandbox-host";
+import type { SpawnThread } from "#lib/sandbox-host";
+import type { SandboxEngine } from "#lib/sandbox";
 import { dispatchCall, outcomeOf, scriptSide, type FromScriptThread, type ScriptCall, type ScriptCallResult, type ScriptHostQuestion, type ScriptThreadInit, type ToScriptThread } from "./script-side.ts";
 import { ScriptLoadError, type DispatchInput, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptLimits, type ScriptNatives } from "./script-sandbox.ts";
 

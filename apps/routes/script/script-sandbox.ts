@@ -4,8 +4,9 @@
  * request. Runtime-free: the in-process runtime (workerd, `--threads 0`) and each pool thread
  * (Node, Deno) use it alike. Everything that crosses is plain data.
  */
-import { createSandbox, SandboxBrokenError, type HostValue, type NativeModule, type SandboxEngine, type SourceResolver } from "../../../lib/sandbox/index.ts";
-import { resolveRelativePath } from "../../../lib/files/paths.ts";
+import { CodedError } from "#lib/errors";
+import { createSandbox, SandboxBrokenError, type HostValue, type NativeModule, type SandboxEngine, type SourceResolver } from "#lib/sandbox";
+import { resolveRelativePath } from "#lib/files";
 import { compileRoutePlan, normalizePrefix } from "../core/plan.ts";
 import { COMPACT_TYPES, DISPATCH_GLOBAL, HOST_MODULE, HTTPMOD_FILE, HTTPMOD_SOURCE } from "./httpmod-source.ts";
 
@@ -79,11 +80,9 @@ export interface DispatchInput {
   csrfToken?: string;
 }
 
-export class ScriptLoadError extends Error {
-  readonly code = "SCRIPT_LOAD_FAILED";
+export class ScriptLoadError extends CodedError<"SCRIPT_LOAD_FAILED"> {
   constructor(message: string) {
-    super(message);
-    this.name = "ScriptLoadError";
+    super("SCRIPT_LOAD_FAILED", message);
   }
 }
 

@@ -1,9 +1,9 @@
 /** `require("resources")` and `require("audit")`: a handler's own records, in process and on threads. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { nodeRuntime } from "../../../lib/adapters/node.ts";
-import { nodeThreadSpawner } from "../../../lib/adapters/node-threads.ts";
-import { openSqlStore } from "../../../lib/db/open.ts";
-import type { SqlStore } from "../../../lib/db/store.ts";
+import { nodeRuntime } from "#lib/adapters/node";
+import { nodeThreadSpawner } from "#lib/adapters/node-threads";
+import { openSqlStore } from "#lib/db/open";
+import type { SqlStore } from "#lib/db";
 import { createRouteHost, type RouteHost, type RouteHostOptions } from "../core/host.ts";
 import { threadScriptRuntime } from "./runtime.ts";
 import { DEFAULT_SCRIPT_LIMITS } from "./script-sandbox.ts";

@@ -21,8 +21,8 @@
  * `STORE_MISSING`, so a script that requires them still loads (and its plan table prints).
  */
 import * as v from "valibot";
-import type { SqlStore } from "../../../lib/db/store.ts";
-import type { HostValue } from "../../../lib/sandbox/index.ts";
+import type { SqlStore } from "#lib/db";
+import type { HostValue } from "#lib/sandbox";
 import type { HostServiceFunction } from "../core/host.ts";
 import type { AuditOutcome } from "../core/services.ts";
 import { deleteResource, getResource, listResources, putResource, queryAudit } from "../store/store.ts";

@@ -3,10 +3,10 @@
  * current script, in process or on a thread. A sandbox that broke (out of memory, native stack
  * overflow) is replaced by a fresh one loaded with the same script.
  */
-import { serveSandboxThread, type AskHost, type SandboxSide, type SandboxThreadInit } from "../../../lib/sandbox-host/sandbox-side.ts";
-import type { PoolMessage, PoolReply } from "../../../lib/sandbox-host/pool.ts";
-import type { ThreadEndpoint } from "../../../lib/sandbox-host/threads.ts";
-import type { HostValue, SandboxEngine } from "../../../lib/sandbox/index.ts";
+import { serveSandboxThread, type AskHost, type SandboxSide, type SandboxThreadInit } from "#lib/sandbox-host";
+import type { PoolMessage, PoolReply } from "#lib/sandbox-host";
+import type { ThreadEndpoint } from "#lib/sandbox-host";
+import type { HostValue, SandboxEngine } from "#lib/sandbox";
 import { answerResponse, isAnswerText, loadScriptSandbox, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptLimits, type ScriptNatives, type ScriptSandbox } from "./script-sandbox.ts";
 
 // ---- protocol: what crosses ----------------------------------------------------------------------

@@ -1,5 +1,5 @@
 /** An AuditSink that writes each event as one structured log line (`audit` at info level). */
-import type { Logger } from "../../../lib/log.ts";
+import type { Logger } from "#lib/log";
 import type { AuditEvent, AuditSink } from "../core/services.ts";
 
 export function logAuditSink(logger: Logger): AuditSink {

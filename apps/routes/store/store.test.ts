@@ -1,8 +1,8 @@
 /** Resources and audit events in the SQL store, through the pipeline. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { nodeRuntime } from "../../../lib/adapters/node.ts";
-import { openSqlStore } from "../../../lib/db/open.ts";
-import type { SqlStore } from "../../../lib/db/store.ts";
+import { nodeRuntime } from "#lib/adapters/node";
+import { openSqlStore } from "#lib/db/open";
+import type { SqlStore } from "#lib/db";
 import { prepareRoutesStore, putResource, queryAudit, sqlAuditSink, sqlResourceResolver } from "./store.ts";
 import { call, scriptHost } from "../testing.ts";
 

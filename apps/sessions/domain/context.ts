@@ -3,10 +3,10 @@
  * clock, and the in-memory state (live sessions, busy sessions, executions in flight). One object
  * per app, built by `createSessionService`; nothing here is global.
  */
-import type { ProcessMemory } from "../../../lib/runtime.ts";
-import type { SqlStore } from "../../../lib/db/store.ts";
-import type { FileTree } from "../../../lib/files/tree.ts";
-import type { Logger } from "../../../lib/log.ts";
+import type { ProcessMemory } from "#lib/runtime";
+import type { SqlStore } from "#lib/db";
+import type { FileTree } from "#lib/files";
+import type { Logger } from "#lib/log";
 import type { LiveRuntimes, ModuleName } from "../live/types.ts";
 import type { LibraryDirectory } from "./libraries.ts";
 import type { Clock, SessionRecord } from "./records.ts";

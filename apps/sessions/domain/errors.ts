@@ -3,7 +3,7 @@
  * handler, the OpenAPI document and docs/sessions.md all read it. Domain code throws
  * `SessionServiceError` with a code; it never picks a status itself.
  */
-import { CodedError } from "../../../lib/errors.ts";
+import { CodedError } from "#lib/errors";
 import { LiveRuntimeError, type LiveErrorCode } from "../live/types.ts";
 
 export const ERROR_STATUS = {

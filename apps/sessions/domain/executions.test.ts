@@ -1,9 +1,9 @@
 import { createClient } from "@libsql/client";
 import { beforeEach, describe, expect, it } from "vitest";
-import { libsqlStore } from "../../../lib/db/libsql.ts";
-import { applyMigrations } from "../../../lib/db/migrate.ts";
-import { memoryFileTree } from "../../../lib/files/r2.ts";
-import { createLogger } from "../../../lib/log.ts";
+import { libsqlStore } from "#lib/db/libsql";
+import { applyMigrations } from "#lib/db";
+import { memoryFileTree } from "#lib/files";
+import { createLogger } from "#lib/log";
 import { LiveRuntimeError, MODULE_CATALOG, type ExecutionOutcome, type ExecutionRequest, type LiveEvent, type LiveRuntimes } from "../live/types.ts";
 import { getExecution, listEvents } from "../store/executions.ts";
 import { SESSION_MIGRATIONS } from "../store/migrations.ts";

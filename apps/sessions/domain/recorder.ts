@@ -14,7 +14,7 @@
  * - `finish` waits for those writes, then stores the remaining events and the final row in one
  *   batch: when the response goes out, everything it says is durable.
  */
-import type { SqlStore } from "../../../lib/db/store.ts";
+import type { SqlStore } from "#lib/db";
 import type { LiveEvent } from "../live/types.ts";
 import { finishExecutionStatement, insertEventsStatements, insertExecutionStatement } from "../store/executions.ts";
 import { timestamp, type Clock, type EventRecord, type ExecutionRecord } from "./records.ts";

@@ -7,9 +7,9 @@
  * startup file that escapes the worktree or is missing, STARTUP_FAILED for anything that goes
  * wrong in the runtime (a library or startup file that throws, a library gone from the directory).
  */
-import { MAX_JSON_DEPTH, valueDepth } from "../../../lib/http/json-limits.ts";
-import { checkAbsolutePath } from "../../../lib/files/paths.ts";
-import { FileTreeError } from "../../../lib/files/tree.ts";
+import { MAX_JSON_DEPTH, valueDepth } from "#lib/http";
+import { checkAbsolutePath } from "#lib/files";
+import { FileTreeError } from "#lib/files";
 import type { SessionSpec } from "../live/types.ts";
 import * as db from "../store/sessions.ts";
 import { failExecutionsOfPreviousRun } from "../store/executions.ts";

@@ -1,5 +1,5 @@
 /** The thread pool on Deno: Web Workers running apps/sessions/deno-thread.ts. */
-import { denoThreadSpawner } from "../../../lib/adapters/deno-threads.ts";
+import { denoThreadSpawner } from "#lib/adapters/deno-threads";
 import { createThreadRuntimes, type ThreadPoolOptions } from "./thread-pool.ts";
 import type { LiveRuntimes } from "./types.ts";
 

@@ -7,7 +7,7 @@ import { rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, ROOT } from "../../../test/runtimes/service.ts";
+import { freePort, ROOT } from "#test/runtimes/service.ts";
 import { capability, repl, runFile, sessionSpec } from "./testing.ts";
 import type { ExecutionOutcome, ExecutionRequest, LiveEvent, SessionSpec } from "./types.ts";
 

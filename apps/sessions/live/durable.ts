@@ -21,8 +21,8 @@
  * runtime is still there (`adopt`), so only runtimes really gone (a restart of the daemon) are
  * closed as left over from a previous run.
  */
-import { r2FileTree, type R2BucketLike } from "../../../lib/files/r2.ts";
-import { loadQuickJS, type SandboxEngine } from "../../../lib/sandbox/index.ts";
+import { r2FileTree, type R2BucketLike } from "#lib/files";
+import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
 import { SessionRuntime } from "./session-runtime.ts";
 import {
   LiveRuntimeError,

@@ -3,7 +3,7 @@
  * each worker thread (thread-host.ts: the sandbox side) and Durable Object. A running execution holds this thread
  * for up to `cpu_ms`, so servers use the thread pool (Node, Deno) or Durable Objects (workerd).
  */
-import type { SandboxEngine } from "../../../lib/sandbox/index.ts";
+import type { SandboxEngine } from "#lib/sandbox";
 import { SessionRuntime } from "./session-runtime.ts";
 import { LiveRuntimeError, type LiveRuntimeOptions, type LiveRuntimes } from "./types.ts";
 

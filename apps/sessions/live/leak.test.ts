@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { memoryFileTree } from "../../../lib/files/r2.ts";
-import { assertNoLeaks, loadDebugQuickJS } from "../../../lib/sandbox/debug.ts";
+import { memoryFileTree } from "#lib/files";
+import { assertNoLeaks, loadDebugQuickJS } from "#lib/sandbox/debug";
 import { createInProcessRuntimes } from "./in-process.ts";
 import { capability, collect, repl, runFile, sessionSpec } from "./testing.ts";
 

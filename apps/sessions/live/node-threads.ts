@@ -1,5 +1,5 @@
 /** The thread pool on Node: worker threads running apps/sessions/node-thread.ts. */
-import { nodeThreadSpawner } from "../../../lib/adapters/node-threads.ts";
+import { nodeThreadSpawner } from "#lib/adapters/node-threads";
 import { createThreadRuntimes, type ThreadPoolOptions } from "./thread-pool.ts";
 import type { LiveRuntimes } from "./types.ts";
 

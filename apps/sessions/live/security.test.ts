@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nodeFileTree } from "../../../lib/adapters/node-files.ts";
-import { loadQuickJS, type SandboxEngine } from "../../../lib/sandbox/index.ts";
+import { nodeFileTree } from "#lib/adapters/node-files";
+import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
 import { createInProcessRuntimes } from "./in-process.ts";
 import { capability, collect, repl, sessionSpec, type SpecOverrides } from "./testing.ts";
 import type { LiveRuntimes } from "./types.ts";

@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { memoryFileTree } from "../../../lib/files/r2.ts";
-import { loadQuickJS, type SandboxEngine } from "../../../lib/sandbox/index.ts";
+import { memoryFileTree } from "#lib/files";
+import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
 import { createInProcessRuntimes } from "./in-process.ts";
 import { capability, collect, repl, runFile, sessionSpec, type SpecOverrides } from "./testing.ts";
 import { LiveRuntimeError, type LiveRuntimeOptions, type LiveRuntimes } from "./types.ts";

@@ -13,7 +13,7 @@
  * `env` capabilities allow, overlaid by the request's `env`) defined for that run only; what was
  * there before is put back afterwards.
  */
-import { resolveRelativePath } from "../../../lib/files/paths.ts";
+import { resolveRelativePath } from "#lib/files";
 import {
   createSandbox,
   SandboxBrokenError,
@@ -25,7 +25,7 @@ import {
   type SandboxEngine,
   type SandboxEvent,
   type SourceResolver,
-} from "../../../lib/sandbox/index.ts";
+} from "#lib/sandbox";
 import { importResolver, prefetchImports, type ImportResolver } from "./imports.ts";
 import { sessionCatalog } from "./modules/catalog.ts";
 import {

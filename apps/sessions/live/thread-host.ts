@@ -5,10 +5,10 @@
  * (apps/sessions/node-thread.ts, deno-thread.ts) supply the endpoint and the worktree FileTree,
  * which cannot be copied from the main thread.
  */
-import type { FileTree } from "../../../lib/files/tree.ts";
-import { serveSandboxThread, type SandboxSide } from "../../../lib/sandbox-host/sandbox-side.ts";
-import type { ThreadEndpoint } from "../../../lib/sandbox-host/threads.ts";
-import type { SandboxEngine } from "../../../lib/sandbox/index.ts";
+import type { FileTree } from "#lib/files";
+import { serveSandboxThread, type SandboxSide } from "#lib/sandbox-host";
+import type { ThreadEndpoint } from "#lib/sandbox-host";
+import type { SandboxEngine } from "#lib/sandbox";
 import { createInProcessRuntimes } from "./in-process.ts";
 import type { ExecutionOutcome, LiveEvent } from "./types.ts";
 import type { FromThread, SessionCall, ThreadInit, ToThread } from "./thread-pool.ts";

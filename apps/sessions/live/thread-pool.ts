@@ -8,10 +8,10 @@
  * replaced. The execution running on it rejects with RUNTIME_LOST; every other session that lived
  * on the thread is reported through `onLost`.
  */
-import { CodedError } from "../../../lib/errors.ts";
-import { createThreadPool, MESSAGE_NOT_SENT, ThreadCallError, type PoolMessage, type PoolReply, type PoolThread } from "../../../lib/sandbox-host/pool.ts";
-import type { SandboxThreadInit } from "../../../lib/sandbox-host/sandbox-side.ts";
-import type { SpawnThread, ThreadPort } from "../../../lib/sandbox-host/threads.ts";
+import { CodedError } from "#lib/errors";
+import { createThreadPool, MESSAGE_NOT_SENT, ThreadCallError, type PoolMessage, type PoolReply, type PoolThread } from "#lib/sandbox-host";
+import type { SandboxThreadInit } from "#lib/sandbox-host";
+import type { SpawnThread, ThreadPort } from "#lib/sandbox-host";
 import {
   LiveRuntimeError,
   type SessionSpec,

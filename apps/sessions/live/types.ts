@@ -4,7 +4,7 @@
  * owns where sandboxes live: in-process (tests), a worker-thread pool (Node, Deno), or one Durable
  * Object per session (workerd).
  */
-import { CodedError } from "../../../lib/errors.ts";
+import { CodedError } from "#lib/errors";
 
 export interface Limits {
   cpu_ms: number;
@@ -114,7 +114,7 @@ export type ModuleName = (typeof MODULE_CATALOG)[number];
 /** What every LiveRuntimes implementation is built from. */
 export interface LiveRuntimeOptions {
   /** Where worktrees live (lib/files/tree.ts); the `fs` module reads and writes through it. */
-  worktrees: import("../../../lib/files/tree.ts").FileTree;
+  worktrees: import("#lib/files").FileTree;
   /** Host environment variables that `env` capabilities may expose (nothing else is visible). */
   hostEnv?: Record<string, string | undefined>;
   /** The `http` module's transport (default: global fetch); tests inject one. */

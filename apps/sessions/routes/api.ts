@@ -23,9 +23,9 @@ import type { Context, Env, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { describeRoute, resolver, validator, type DescribeRouteOptions } from "hono-openapi";
 import * as v from "valibot";
-import { ApiError } from "../../../lib/http/errors.ts";
-import { decodeStrict, invalidRequest, tooDeep, validationError } from "../../../lib/http/json-body.ts";
-import { JsonDepthError, parseJsonBounded } from "../../../lib/http/json-limits.ts";
+import { ApiError } from "#lib/http";
+import { decodeStrict, invalidRequest, tooDeep, validationError } from "#lib/http";
+import { JsonDepthError, parseJsonBounded } from "#lib/http";
 import { ERROR_STATUS, SessionServiceError, type ErrorCode } from "../domain/errors.ts";
 import { COMPONENTS, ErrorEnvelopeSchema, JSON_SCHEMA } from "./schemas.ts";
 

@@ -7,7 +7,7 @@
 import type { Context, Hono } from "hono";
 import { streamSSE, type SSEStreamingApi } from "hono/streaming";
 import * as v from "valibot";
-import { validationError } from "../../../lib/http/json-body.ts";
+import { validationError } from "#lib/http";
 import type { ServiceContext } from "../domain/context.ts";
 import * as executions from "../domain/executions.ts";
 import type { EventRecord, ExecutionRecord } from "../domain/records.ts";

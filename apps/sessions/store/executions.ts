@@ -2,7 +2,7 @@
  * Execution rows and their events. The ExecutionRecorder (domain/recorder.ts) decides when to
  * write; this module only knows the statements.
  */
-import type { SqlRow, SqlStatement, SqlStore, SqlValue } from "../../../lib/db/store.ts";
+import type { SqlRow, SqlStatement, SqlStore, SqlValue } from "#lib/db";
 import type { EventRecord, ExecutionRecord } from "../domain/records.ts";
 
 const COLUMNS =

@@ -4,7 +4,7 @@
  * explicit batches in the query modules and behave the same on both. List order is insertion
  * order (`rowid`), so two rows created in the same millisecond still list in the order they came.
  */
-import type { Migration } from "../../../lib/db/migrate.ts";
+import type { Migration } from "#lib/db";
 
 export const SESSION_MIGRATIONS: readonly Migration[] = [
   {

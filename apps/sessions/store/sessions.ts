@@ -2,7 +2,7 @@
  * Session rows. Status changes are conditional updates (`WHERE status IN (...)`), so a close that
  * races a startup, or a crash report that comes after a close, never moves a row backwards.
  */
-import type { SqlRow, SqlStore } from "../../../lib/db/store.ts";
+import type { SqlRow, SqlStore } from "#lib/db";
 import type { SessionRecord, SessionStatus } from "../domain/records.ts";
 
 const COLUMNS = "id, template_id, workspace_id, base_commit_oid, worktree_path, status, created_at, closed_at, last_error";

@@ -4,7 +4,7 @@
  * Uniqueness (name; capability kind+name; startup path; module and library names) is the
  * database's: a violation comes back as `undefined`, and the caller says CONFLICT.
  */
-import { isUniqueViolation, type SqlRow, type SqlStatement, type SqlStore } from "../../../lib/db/store.ts";
+import { isUniqueViolation, type SqlRow, type SqlStatement, type SqlStore } from "#lib/db";
 import { parseStoredSettings, type Settings } from "../domain/settings.ts";
 import type { CapabilityRecord, StartupFileRecord, TemplateEntryRecord, TemplateRecord } from "../domain/records.ts";
 

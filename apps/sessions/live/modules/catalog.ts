@@ -12,7 +12,7 @@
  * - `env` capability: enabled, the variable (or `PREFIX_*`) its name gives is visible through
  *   the `env` module and run-file's `env` global.
  */
-import type { NativeModule, NativeModuleSource } from "../../../../lib/sandbox/index.ts";
+import type { NativeModule, NativeModuleSource } from "#lib/sandbox";
 import { LiveRuntimeError, MODULE_CATALOG, type CapabilityKind, type LiveRuntimeOptions, type ModuleName, type SessionSpec } from "../types.ts";
 import { envModule, visibleEnv } from "./env.ts";
 import { fsModule, writableDirectories } from "./fs.ts";

@@ -3,7 +3,7 @@
  * enabled `env` capabilities allow. A capability's name is a variable (`API_URL`) or a prefix
  * pattern (`APP_*`, and `*` for all); nothing else of the host environment is visible.
  */
-import type { NativeModule } from "../../../../lib/sandbox/index.ts";
+import type { NativeModule } from "#lib/sandbox";
 
 export function visibleEnv(hostEnv: Record<string, string | undefined>, patterns: string[]): Record<string, string> {
   const out: Record<string, string> = {};

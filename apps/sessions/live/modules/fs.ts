@@ -7,10 +7,10 @@
  * Errors carry Node's codes: ENOENT, EISDIR, ENOTDIR, EEXIST, EACCES (path outside the
  * worktree), EPERM (no capability for a write), EFBIG (file larger than the session's memory).
  */
-import { CodedError } from "../../../../lib/errors.ts";
-import { resolveRelativePath } from "../../../../lib/files/paths.ts";
-import { FileTreeError, type FileTree } from "../../../../lib/files/tree.ts";
-import type { HostValue, NativeModule } from "../../../../lib/sandbox/index.ts";
+import { CodedError } from "#lib/errors";
+import { resolveRelativePath } from "#lib/files";
+import { FileTreeError, type FileTree } from "#lib/files";
+import type { HostValue, NativeModule } from "#lib/sandbox";
 
 export interface FsModuleOptions {
   tree: FileTree;

@@ -9,8 +9,8 @@
  * elsewhere is returned as the 3xx response. The body is cut off at `maxResponseBytes`
  * (error code ERESPONSE_TOO_LARGE), and each call is aborted after `timeoutMs`.
  */
-import { CodedError } from "../../../../lib/errors.ts";
-import type { HostValue, NativeModule } from "../../../../lib/sandbox/index.ts";
+import { CodedError } from "#lib/errors";
+import type { HostValue, NativeModule } from "#lib/sandbox";
 
 export interface NetRule {
   host: string;

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import { posix } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { memoryFileTree } from "../../../../lib/files/r2.ts";
-import type { HostValue, NativeFunction, NativeModule } from "../../../../lib/sandbox/index.ts";
+import { memoryFileTree } from "#lib/files";
+import type { HostValue, NativeFunction, NativeModule } from "#lib/sandbox";
 import { visibleEnv } from "./env.ts";
 import { fsModule } from "./fs.ts";
 import { hostAllowed, httpModule, parseNetRule, type HttpModuleOptions } from "./http.ts";

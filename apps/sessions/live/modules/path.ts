@@ -3,7 +3,7 @@
  * directory of `resolve` is `/`, the worktree root as the sandbox names it. The import resolver
  * uses the same functions.
  */
-import type { HostValue, NativeModule } from "../../../../lib/sandbox/index.ts";
+import type { HostValue, NativeModule } from "#lib/sandbox";
 
 export function normalize(path: string): string {
   if (path === "") return ".";

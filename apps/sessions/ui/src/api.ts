@@ -3,7 +3,7 @@
  * mount prefix. Every failure is an ApiFailure with the API's `code` and `message` (or a made-up
  * code for a network failure or a body that is not the error shape).
  */
-import { CodedError } from "../../../../lib/errors.ts";
+import { CodedError } from "#lib/errors";
 import type { ErrorCode } from "../../domain/errors.ts";
 
 /** The service's codes, and the UI's own: no answer, an answer without the error shape, a form
