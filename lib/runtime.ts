@@ -22,6 +22,12 @@ export interface ServeEnv {
    * costs the route host ~7 µs a request (bench/routes.bench.ts). Only the Node adapter sets it.
    */
   rawHeaders?: readonly string[];
+  /**
+   * The request's body as the runtime received it (Node's IncomingMessage): on @hono/node-server,
+   * touching `request.body` first builds a whole web Request. Read this instead, or the request,
+   * never both. Only the Node adapter sets it.
+   */
+  body?: AsyncIterable<Uint8Array>;
 }
 
 export type FetchHandler = (request: Request, env: ServeEnv) => Response | Promise<Response>;

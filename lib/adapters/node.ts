@@ -40,7 +40,7 @@ export function nodeRuntime(): HostRuntime {
               // (see lib/http/request-id.ts); @hono/node-server merges it into every response.
               const requestId = chooseRequestId(incoming.headers["x-request-id"] as string | undefined);
               outgoing.setHeader(REQUEST_ID_HEADER, requestId);
-              return fetch(req, { clientAddress: incoming.socket.remoteAddress, requestId, rawHeaders: incoming.rawHeaders });
+              return fetch(req, { clientAddress: incoming.socket.remoteAddress, requestId, rawHeaders: incoming.rawHeaders, body: incoming });
             },
             hostname: address.hostname,
             port: address.port,

@@ -24,11 +24,16 @@ export function declaredLength(request: Request): number | undefined {
   return declared !== null && !request.headers.has("transfer-encoding") ? Number(declared) : undefined;
 }
 
-/** The body's bytes, never more than `maxBytes` in memory (BodyLimitError otherwise). */
-export async function readBoundedBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+/**
+ * The body's bytes, never more than `maxBytes` in memory (BodyLimitError otherwise). `received` is
+ * the body as the runtime got it, when it gives it (ServeEnv.body: Node's IncomingMessage), read
+ * in its place: on @hono/node-server, touching `request.body` first builds a whole web Request.
+ */
+export async function readBoundedBytes(request: Request, maxBytes: number, received?: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
   const declared = declaredLength(request);
+  if (declared !== undefined && declared > maxBytes) throw tooLarge(maxBytes);
+  if (received) return collect(received[Symbol.asyncIterator](), maxBytes, () => {});
   if (declared !== undefined) {
-    if (declared > maxBytes) throw tooLarge(maxBytes);
     try {
       // On Node, reading a declared body in one piece is cheapest.
       return new Uint8Array(await request.arrayBuffer());
@@ -38,31 +43,47 @@ export async function readBoundedBytes(request: Request, maxBytes: number): Prom
   }
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
+  return collect({ next: () => reader.read() as Promise<IteratorResult<Uint8Array>> }, maxBytes, () => reader.cancel().catch(() => {}));
+}
+
+/**
+ * Chunks into one buffer, counted: past `maxBytes` or `maxBodyPieces`, `stop` and BodyLimitError.
+ * (A Node body is left unread rather than destroyed, so the 413 can still be written.)
+ */
+async function collect(chunks: { next(): Promise<IteratorResult<Uint8Array>> }, maxBytes: number, stop: () => void): Promise<Uint8Array> {
   const maxPieces = maxBodyPieces(maxBytes);
-  let buffer = new Uint8Array(Math.min(64 * 1024, maxBytes + 1));
+  // The first piece as it came (most bodies are one); a buffer once a second one arrives.
+  let first: Uint8Array | undefined;
+  let buffer: Uint8Array | undefined;
   let total = 0;
   for (let pieces = 1; ; pieces++) {
-    let read: ReadableStreamReadResult<Uint8Array>;
+    let read: IteratorResult<Uint8Array>;
     try {
-      read = await reader.read();
+      read = await chunks.next();
     } catch (err) {
       throw unreadable(err); // the client went away or broke the framing
     }
     if (read.done) break;
     const value = read.value;
     if (total + value.byteLength > maxBytes || pieces > maxPieces) {
-      reader.cancel().catch(() => {});
+      stop();
       throw pieces > maxPieces ? new BodyLimitError("BODY_TOO_LARGE", `the request body came in more than ${maxPieces} pieces`) : tooLarge(maxBytes);
     }
-    if (total + value.byteLength > buffer.byteLength) {
-      const grown = new Uint8Array(Math.min(maxBytes, Math.max(buffer.byteLength * 2, total + value.byteLength)));
-      grown.set(buffer.subarray(0, total));
+    if (first === undefined && buffer === undefined) {
+      first = value;
+      total = value.byteLength;
+      continue;
+    }
+    if (buffer === undefined || total + value.byteLength > buffer.byteLength) {
+      const grown = new Uint8Array(Math.min(maxBytes, Math.max((buffer?.byteLength ?? 0) * 2, 64 * 1024, total + value.byteLength)));
+      grown.set(buffer ? buffer.subarray(0, total) : first!);
       buffer = grown;
+      first = undefined;
     }
     buffer.set(value, total);
     total += value.byteLength;
   }
-  return buffer.subarray(0, total);
+  return buffer ? buffer.subarray(0, total) : (first ?? new Uint8Array(0));
 }
 
 /**

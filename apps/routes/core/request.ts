@@ -80,6 +80,7 @@ export function cookieMap(headers: Headers): Record<string, string> {
   return header ? { ...parseCookies(header) } : {};
 }
 
+const UTF8 = new TextDecoder();
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;
 const FORM_TYPE = /^application\/x-www-form-urlencoded\b/i;
 const MULTIPART_TYPE = /^multipart\/form-data\b/i;
@@ -88,8 +89,8 @@ const MULTIPART_TYPE = /^multipart\/form-data\b/i;
 const asRequestBodyError = (err: unknown) => (err instanceof BodyLimitError ? new RequestBodyError(err.code, err.message) : err);
 
 /** The body's bytes, never more than `maxBytes` in memory (lib/http/body-limit.ts). */
-export const readBodyBytes = (request: Request, maxBytes: number): Promise<Uint8Array> =>
-  readBoundedBytes(request, maxBytes).catch((err: unknown) => {
+export const readBodyBytes = (request: Request, maxBytes: number, received?: AsyncIterable<Uint8Array>): Promise<Uint8Array> =>
+  readBoundedBytes(request, maxBytes, received).catch((err: unknown) => {
     throw asRequestBodyError(err);
   });
 
@@ -147,12 +148,13 @@ async function multipartBody(bytes: Uint8Array, type: string): Promise<HostValue
  * (at most MAX_JSON_DEPTH levels deep, checked before parsing), URL-encoded and multipart forms;
  * anything else is a string.
  */
-export async function readBody(request: Request, maxBytes: number): Promise<{ body: HostValue; rawBody: string; bytes?: Uint8Array }> {
-  // The method first: on @hono/node-server, touching `body` builds a full Request (costly).
-  if (request.method === "GET" || request.method === "HEAD" || request.body === null) return { body: null, rawBody: "" };
-  const bytes = await readBodyBytes(request, maxBytes);
+export async function readBody(request: Request, maxBytes: number, received?: AsyncIterable<Uint8Array>): Promise<{ body: HostValue; rawBody: string; bytes?: Uint8Array }> {
+  // The method first: on @hono/node-server, touching `body` builds a full Request (costly), which
+  // the body as received (ServeEnv.body) avoids.
+  if (request.method === "GET" || request.method === "HEAD" || (!received && request.body === null)) return { body: null, rawBody: "" };
+  const bytes = await readBodyBytes(request, maxBytes, received);
   const type = request.headers.get("content-type") ?? "";
-  const rawBody = new TextDecoder().decode(bytes);
+  const rawBody = UTF8.decode(bytes);
   if (rawBody === "") return { body: null, rawBody, bytes };
   if (MULTIPART_TYPE.test(type)) return { body: await multipartBody(bytes, type), rawBody, bytes };
   if (JSON_TYPE.test(type)) {

@@ -13,7 +13,7 @@ export function bodyStage(deps: Pick<StageDeps, "maxBodyBytes">): Stage {
     const request = c.req.raw;
     let body;
     try {
-      body = await readBody(request, deps.maxBodyBytes);
+      body = await readBody(request, deps.maxBodyBytes, c.env.body);
     } catch (err) {
       if (err instanceof RequestBodyError) throw new HostReply(err.status, err.code, err.message, err.status === 413 ? { connection: "close" } : {}, err.code.toLowerCase());
       throw err;
