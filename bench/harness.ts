@@ -3,13 +3,14 @@
  * leaves none behind, stopped), waiting for them to answer, autocannon runs with the server's CPU
  * time per request beside the rate, and the small statistics the reports print.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 // Untyped packages: imported by a computed name so TypeScript treats them as `any`.
+// deno-lint-ignore no-explicit-any -- untyped on purpose
 export const importUntyped = (name: string): Promise<any> => import(name);
 
 export interface Child {
@@ -121,4 +122,3 @@ export async function fiveAfterWarmUp(measure: () => Promise<number>): Promise<n
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 export const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
-

@@ -29,7 +29,11 @@ export const TARGETS: Target[] = [
 
 export async function peerPaths(peer: Child): Promise<Record<string, string>> {
   const discovery = (await (await fetch(`${peer.url}/.well-known/openid-configuration`)).json()) as { jwks_uri: string; token_endpoint: string };
-  return { discovery: "/.well-known/openid-configuration", jwks: new URL(discovery.jwks_uri).pathname, client_credentials: new URL(discovery.token_endpoint).pathname };
+  return {
+    discovery: "/.well-known/openid-configuration",
+    jwks: new URL(discovery.jwks_uri).pathname,
+    client_credentials: new URL(discovery.token_endpoint).pathname,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -101,7 +105,15 @@ export async function peerFlow(next: () => Pool): Promise<void> {
     if (res.statusCode !== 303 && res.statusCode !== 302) throw new Error(`peer ${path}: ${res.statusCode}`);
     return new URL(location!, "http://peer.invalid");
   };
-  const query = new URLSearchParams({ client_id: "dev-client", redirect_uri: REDIRECT_URI, response_type: "code", scope: "openid email", state: "s", code_challenge: PEER_CHALLENGE, code_challenge_method: "S256" });
+  const query = new URLSearchParams({
+    client_id: "dev-client",
+    redirect_uri: REDIRECT_URI,
+    response_type: "code",
+    scope: "openid email",
+    state: "s",
+    code_challenge: PEER_CHALLENGE,
+    code_challenge_method: "S256",
+  });
   const toInteraction = await get(`/auth?${query}`);
   const resume = await get(toInteraction.pathname);
   const callback = await get(resume.pathname);
@@ -111,7 +123,9 @@ export async function peerFlow(next: () => Pool): Promise<void> {
     path: "/token",
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: `grant_type=authorization_code&code=${encodeURIComponent(code)}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&client_id=dev-client&code_verifier=${PEER_VERIFIER}`,
+    body: `grant_type=authorization_code&code=${encodeURIComponent(code)}&redirect_uri=${
+      encodeURIComponent(REDIRECT_URI)
+    }&client_id=dev-client&code_verifier=${PEER_VERIFIER}`,
   });
   const tokens = JSON.parse(await readBody(token.body)) as { access_token?: string };
   if (token.statusCode !== 200 || !tokens.access_token) throw new Error(`peer token: ${token.statusCode} ${JSON.stringify(tokens)}`);
@@ -124,7 +138,10 @@ export async function peerFlow(next: () => Pool): Promise<void> {
  * `concurrency` loops of flows until `seconds` pass or `limit` flows are done. With several base
  * URLs (instances on one state database), requests go to them in turn, round-robin.
  */
-export async function runFlows(base: string | string[], opts: { concurrency: number; seconds?: number; limit?: number; flow?: (next: () => Pool) => Promise<void> }) {
+export async function runFlows(
+  base: string | string[],
+  opts: { concurrency: number; seconds?: number; limit?: number; flow?: (next: () => Pool) => Promise<void> },
+) {
   const oneFlow = opts.flow ?? flow;
   const pools = (Array.isArray(base) ? base : [base]).map((url) => new Pool(url, { connections: opts.concurrency, pipelining: 1 }));
   let turn = 0;

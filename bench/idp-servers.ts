@@ -8,7 +8,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { freePort } from "../test/runtimes/service.ts";
-import { importUntyped, spawnNode, stopper, waitForHealth, type Child } from "./harness.ts";
+import { type Child, importUntyped, spawnNode, stopper, waitForHealth } from "./harness.ts";
 import { CLIENT, REDIRECT_URI, SECRET } from "./idp-load.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -21,7 +21,13 @@ export async function runPeer(port: number, keysFile: string): Promise<void> {
     clients: [
       { client_id: CLIENT, client_secret: SECRET, grant_types: ["client_credentials"], redirect_uris: [], response_types: [] },
       // The code flow's client, as ours: public, this redirect URI (oidc-provider requires PKCE).
-      { client_id: "dev-client", token_endpoint_auth_method: "none", grant_types: ["authorization_code"], response_types: ["code"], redirect_uris: [REDIRECT_URI] },
+      {
+        client_id: "dev-client",
+        token_endpoint_auth_method: "none",
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+        redirect_uris: [REDIRECT_URI],
+      },
     ],
     jwks,
     features: { clientCredentials: { enabled: true }, devInteractions: { enabled: false } },
@@ -44,8 +50,10 @@ export async function runPeer(port: number, keysFile: string): Promise<void> {
       res.writeHead(500).end(String(err));
     }
   };
-  createHttpServer((req, res) => (req.url?.startsWith("/interaction/") ? void interaction(req, res) : callback(req, res))).listen(port, "127.0.0.1", () =>
-    process.stdout.write("listening\n"),
+  createHttpServer((req, res) => (req.url?.startsWith("/interaction/") ? void interaction(req, res) : callback(req, res))).listen(
+    port,
+    "127.0.0.1",
+    () => process.stdout.write("listening\n"),
   );
 }
 

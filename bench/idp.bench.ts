@@ -29,12 +29,12 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir, cpus } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateSigningKeySet } from "../apps/idp/cli.ts";
 import { forgetBundledEntry } from "#lib/adapters/node-bundle";
 import { freePort } from "../test/runtimes/service.ts";
-import { cannon, fiveAfterWarmUp, fmt, median, stopper, track, waitForHealth, ROOT, type CannonResult } from "./harness.ts";
+import { cannon, type CannonResult, fiveAfterWarmUp, fmt, median, ROOT, stopper, track, waitForHealth } from "./harness.ts";
 import { peerFlow, peerPaths, runFlows, TARGETS } from "./idp-load.ts";
 import { FILE_ONE, MEMORY, OUR_ENTRY, PEER_FLOWS, runPeer, runPlainHono, startOurs, startPeer, startPlainHono, startStateSetups } from "./idp-servers.ts";
 
@@ -56,7 +56,11 @@ function launchers(): Launcher[] {
   const serve = (port: number) => ["serve-dev", "--addr", `127.0.0.1:${port}`];
   return [
     // What `npm run idp` runs, the sources unchanged since the last start.
-    { name: "node lib/adapters/node-run.mjs apps/idp/node.ts (cached bundle)", command: (port) => [process.execPath, [...OUR_ENTRY, ...serve(port)]], rss: true },
+    {
+      name: "node lib/adapters/node-run.mjs apps/idp/node.ts (cached bundle)",
+      command: (port) => [process.execPath, [...OUR_ENTRY, ...serve(port)]],
+      rss: true,
+    },
     // The first start after an edit: the launcher builds the bundle first.
     {
       name: "the same, first start after a source change (bundle rebuilt)",
@@ -187,7 +191,9 @@ async function main(): Promise<void> {
         fmt(mine!),
         fmt(theirs!),
         `${fmt(ratios[target.name]!, 2)}x`,
-        `rounds ${perRound}; server CPU ${fmt(mineCpu!)} / ${fmt(theirsCpu!)} µs per request (${fmt(cpuRatios[target.name]!, 2)}x); p99 ${p99[0]} / ${p99[1]} ms`,
+        `rounds ${perRound}; server CPU ${fmt(mineCpu!)} / ${fmt(theirsCpu!)} µs per request (${fmt(cpuRatios[target.name]!, 2)}x); p99 ${p99[0]} / ${
+          p99[1]
+        } ms`,
       ]);
       const plain = sides[2];
       if (plain) {
@@ -263,7 +269,9 @@ async function main(): Promise<void> {
       setup.name === MEMORY ? fmt(flowRate(PEER_FLOWS)) : "-",
       setup.name === MEMORY ? `${fmt(flowRatio, 2)}x` : `${fmt(flowRate(setup.name) / flowRate(MEMORY), 2)}x memory`,
       setup.name === MEMORY
-        ? `rounds ${flowRuns.get(setup.name)!.map((r) => fmt(r)).join(", ")} / ${flowRuns.get(PEER_FLOWS)!.map((r) => fmt(r)).join(", ")}; a flow: ours 3 requests (login form, token, userinfo), oidc-provider 5 (auth, interaction, resume, token, userinfo)`
+        ? `rounds ${flowRuns.get(setup.name)!.map((r) => fmt(r)).join(", ")} / ${
+          flowRuns.get(PEER_FLOWS)!.map((r) => fmt(r)).join(", ")
+        }; a flow: ours 3 requests (login form, token, userinfo), oidc-provider 5 (auth, interaction, resume, token, userinfo)`
         : `rounds ${flowRuns.get(setup.name)!.map((r) => fmt(r)).join(", ")}`,
     ]),
     ...startRows.map((r) => [`first /healthz: ${r.name}`, `${fmt(median(r.times))} ms`, "-", "-", `median of 5: ${r.times.map((s) => fmt(s)).join(", ")} ms`]),

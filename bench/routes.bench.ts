@@ -35,7 +35,7 @@ import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { startIdp } from "../apps/idp/testing.ts";
 import { freePort } from "../test/runtimes/service.ts";
-import { cannon, fiveAfterWarmUp, fmt, median, ROOT, spawnNode, stopper, track, waitForHealth, type CannonResult, type Child, type Target } from "./harness.ts";
+import { cannon, type CannonResult, type Child, fiveAfterWarmUp, fmt, median, ROOT, spawnNode, stopper, type Target, track, waitForHealth } from "./harness.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -100,7 +100,10 @@ async function runPlainHono(port: number, floor?: string): Promise<void> {
   const app = new Hono();
   if (floor === "thread") {
     const { Worker } = await import("node:worker_threads");
-    const worker = new Worker(`const { parentPort } = require("node:worker_threads"); parentPort.on("message", (m) => parentPort.postMessage({ id: m.id, body: "hello" }));`, { eval: true });
+    const worker = new Worker(
+      `const { parentPort } = require("node:worker_threads"); parentPort.on("message", (m) => parentPort.postMessage({ id: m.id, body: "hello" }));`,
+      { eval: true },
+    );
     const waiting = new Map<number, (body: string) => void>();
     worker.on("message", (m: { id: number; body: string }) => waiting.get(m.id)?.(m.body));
     let next = 0;
@@ -145,7 +148,8 @@ async function runPlanned(port: number, issuer: string, scriptPath: string): Pro
       resources: { resolve: (q) => notes.get(q.id ?? "") ?? null },
       audit: { record: () => void audited++ },
     },
-    runtime: (natives) => threadScriptRuntime(nodeThreadSpawner(new URL("../apps/routes/node-thread.ts", import.meta.url)), { natives, limits: DEFAULT_SCRIPT_LIMITS, threads: 2 }),
+    runtime: (natives) =>
+      threadScriptRuntime(nodeThreadSpawner(new URL("../apps/routes/node-thread.ts", import.meta.url)), { natives, limits: DEFAULT_SCRIPT_LIMITS, threads: 2 }),
   });
   await host.loadScript({ entry: "/app.js", files: { "/app.js": await readFile(scriptPath, "utf8") } });
   const app = withRequestId({ fetch: (req: Request, env: object) => host.fetch(req, env) });
@@ -160,7 +164,8 @@ async function startChild(args: string[], health: string, env: Record<string, st
   return { proc, url, stop: stopper(proc) };
 }
 
-const routesServe = (script: string, threads: number) => startChild([...ROUTES_ENTRY, "serve", "--addr", "127.0.0.1:PORT", "--script", script, "--threads", String(threads), "--issuer", ""], "/hello");
+const routesServe = (script: string, threads: number) =>
+  startChild([...ROUTES_ENTRY, "serve", "--addr", "127.0.0.1:PORT", "--script", script, "--threads", String(threads), "--issuer", ""], "/hello");
 
 /**
  * Spin isolation: while one handler spins for 1.5 s, the slowest of 20 requests to another route,
@@ -201,14 +206,24 @@ async function rounds(servers: { name: string; child: Child; target: Target }[])
 async function coldStart(dir: string): Promise<number[]> {
   const lines = ['const httpmod = require("httpmod");', "const app = httpmod.app();"];
   for (let i = 0; i < 50; i++) {
-    lines.push(i % 2 === 0 ? `app.get("/r${i}/:id").public().handle((ctx) => "route ${i} " + ctx.params.id);` : `app.post("/r${i}").auth(httpmod.user().required()).csrf().allow("r:${i}").audit("r${i}").handle(() => "ok");`);
+    lines.push(
+      i % 2 === 0
+        ? `app.get("/r${i}/:id").public().handle((ctx) => "route ${i} " + ctx.params.id);`
+        : `app.post("/r${i}").auth(httpmod.user().required()).csrf().allow("r:${i}").audit("r${i}").handle(() => "ok");`,
+    );
   }
   const script = join(dir, "fifty.js");
   await writeFile(script, lines.join("\n"));
   return fiveAfterWarmUp(async () => {
     const port = await freePort();
     const t0 = performance.now();
-    const proc = track(spawn(process.execPath, [...ROUTES_ENTRY, "serve", "--addr", `127.0.0.1:${port}`, "--script", script], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn" }, stdio: "ignore" }));
+    const proc = track(
+      spawn(process.execPath, [...ROUTES_ENTRY, "serve", "--addr", `127.0.0.1:${port}`, "--script", script], {
+        cwd: ROOT,
+        env: { ...process.env, LOG_LEVEL: "warn" },
+        stdio: "ignore",
+      }),
+    );
     await waitForHealth(`http://127.0.0.1:${port}/r0/x`, proc, 2);
     const ms = performance.now() - t0;
     await stopper(proc)();
@@ -221,7 +236,11 @@ async function main(): Promise<void> {
   const script = join(dir, "app.js");
   await writeFile(script, SCRIPT);
   console.log(`routes benchmark: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${process.version}, ${new Date().toISOString()}`);
-  const idp = await startIdp({ accessTokenFormat: "jwt", accessTokenAudience: "bench", clients: [{ client_id: "bench", client_secret: "bench-secret", redirect_uris: ["http://localhost/cb"] }] });
+  const idp = await startIdp({
+    accessTokenFormat: "jwt",
+    accessTokenAudience: "bench",
+    clients: [{ client_id: "bench", client_secret: "bench-secret", redirect_uris: ["http://localhost/cb"] }],
+  });
   const tokenRes = await fetch(`${idp.url}/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -237,7 +256,13 @@ async function main(): Promise<void> {
   const planned = await startChild(["--import", "tsx", "bench/routes.bench.ts", "planned", "PORT", idp.issuer, script], "/hello");
   const hello: Target = { name: "hello", path: () => "/hello" };
   const note: Target = { name: "planned", path: () => "/notes/n1", headers: { authorization: `Bearer ${access_token}` } };
-  const reading: Target = { name: "reading", method: "POST", path: () => "/read/n%201?q=find", headers: { "x-agent": "bench", "content-type": "application/json" }, body: JSON.stringify({ n: 7, tags: ["a", "b", "c"] }) };
+  const reading: Target = {
+    name: "reading",
+    method: "POST",
+    path: () => "/read/n%201?q=find",
+    headers: { "x-agent": "bench", "content-type": "application/json" },
+    body: JSON.stringify({ n: 7, tags: ["a", "b", "c"] }),
+  };
   const results = await rounds([
     { name: "plain Hono", child: hono, target: hello },
     { name: "floor: plain Hono + a worker-thread round trip", child: viaThread, target: hello },
@@ -268,8 +293,22 @@ async function main(): Promise<void> {
   const cpu = (r: CannonResult) => `server CPU ${fmt(r.cpuUsPerRequest)} µs per request; p99 ${r.p99} ms`;
   console.log("\n| measure | req/s | vs plain Hono | notes |\n|---|---|---|---|");
   console.log(row("plain Hono, the same body (peer)", floor, "1.00x", cpu(floor)));
-  for (const name of ["floor: plain Hono + a worker-thread round trip", "floor: plain Hono + one QuickJS call (same thread)", "workerd, the handler as a module Worker (peer)", "workerd, the reading handler (peer)", "public script route", "reading route", "planned route"]) console.log(row(name, results.get(name)!, `${ratioOf(results.get(name)!).toFixed(2)}x`, cpu(results.get(name)!)));
-  for (const [threads, r] of burnRates) console.log(row(`5 ms CPU handler, ${threads} thread${threads > 1 ? "s" : ""}`, r, "-", `${(r.rps / burnRates[0]![1].rps).toFixed(2)}x one thread's rate; ${cpu(r)}`));
+  for (
+    const name of [
+      "floor: plain Hono + a worker-thread round trip",
+      "floor: plain Hono + one QuickJS call (same thread)",
+      "workerd, the handler as a module Worker (peer)",
+      "workerd, the reading handler (peer)",
+      "public script route",
+      "reading route",
+      "planned route",
+    ]
+  ) console.log(row(name, results.get(name)!, `${ratioOf(results.get(name)!).toFixed(2)}x`, cpu(results.get(name)!)));
+  for (const [threads, r] of burnRates) {
+    console.log(
+      row(`5 ms CPU handler, ${threads} thread${threads > 1 ? "s" : ""}`, r, "-", `${(r.rps / burnRates[0]![1].rps).toFixed(2)}x one thread's rate; ${cpu(r)}`),
+    );
+  }
   console.log(`| spin isolation: slowest of 20 requests while a handler spins 1.5 s | ${fmt(spinWorstMs)} ms | - | 2 handler threads |`);
   console.log(`| cold start, 50-route script, first answer | ${fmt(median(starts))} ms | - | median of 5: ${starts.map((s) => fmt(s)).join(", ")} ms |`);
 
@@ -279,9 +318,12 @@ async function main(): Promise<void> {
   // The floor of a script route: plain Hono plus what one thread round trip and one QuickJS call
   // add on top of it (server CPU per request).
   const honoCpu = floor.cpuUsPerRequest;
-  const floorCpu = honoCpu + (results.get("floor: plain Hono + a worker-thread round trip")!.cpuUsPerRequest - honoCpu) + (results.get("floor: plain Hono + one QuickJS call (same thread)")!.cpuUsPerRequest - honoCpu);
+  const floorCpu = honoCpu + (results.get("floor: plain Hono + a worker-thread round trip")!.cpuUsPerRequest - honoCpu) +
+    (results.get("floor: plain Hono + one QuickJS call (same thread)")!.cpuUsPerRequest - honoCpu);
   const cpuX = (name: string) => results.get(name)!.cpuUsPerRequest / floorCpu;
-  console.log(`\nthe floor of a script route: ${fmt(floorCpu)} µs of server CPU a request (plain Hono ${fmt(honoCpu)} µs + a thread round trip + a QuickJS call)`);
+  console.log(
+    `\nthe floor of a script route: ${fmt(floorCpu)} µs of server CPU a request (plain Hono ${fmt(honoCpu)} µs + a thread round trip + a QuickJS call)`,
+  );
   const targets = [
     [vsWorkerd >= 0.8, `public script route >= 0.8x workerd's requests/s (${vsWorkerd.toFixed(2)}x)`],
     [cpuX("public script route") <= 1.5, `public route CPU <= 1.5x the floor (${cpuX("public script route").toFixed(2)}x)`],
@@ -316,11 +358,21 @@ async function runDispatch(): Promise<void> {
   await host.loadScript(bundle);
   const requests: [string, number, Request][] = [
     ["public route (/hello)", 0, new Request("http://127.0.0.1/hello", { headers: { "user-agent": "autocannon" } })],
-    ["reading route (/read/:id)", 3, new Request("http://127.0.0.1/read/n%201?q=find", { method: "POST", headers: { "user-agent": "autocannon", "x-agent": "bench", "content-type": "application/json" }, body: JSON.stringify({ n: 7, tags: ["a", "b", "c"] }) })],
+    [
+      "reading route (/read/:id)",
+      3,
+      new Request("http://127.0.0.1/read/n%201?q=find", {
+        method: "POST",
+        headers: { "user-agent": "autocannon", "x-agent": "bench", "content-type": "application/json" },
+        body: JSON.stringify({ n: 7, tags: ["a", "b", "c"] }),
+      }),
+    ],
   ];
   const sandbox = await loadScriptSandbox(engine, bundle, { mountables: {}, assets: {}, staticFiles: false, services: {} });
   const calls = Number(process.env.BENCH_DISPATCH_CALLS ?? 20_000);
-  console.log(`sandbox side: ScriptSandbox.dispatch on one thread, best of ${ROUNDS} rounds of ${fmt(calls)} calls (the input made once, as the runtime makes it)`);
+  console.log(
+    `sandbox side: ScriptSandbox.dispatch on one thread, best of ${ROUNDS} rounds of ${fmt(calls)} calls (the input made once, as the runtime makes it)`,
+  );
   for (const [name, handler, request] of requests) {
     const res = await host.fetch(request, { requestId: "bench", clientAddress: "127.0.0.1" });
     if (res.status !== 200) throw new Error(`${name}: ${res.status} ${await res.text()}`);

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- JSON read back from a service, typed where it is checked
 /**
  * Session service benchmark: `npm run bench:sessions` (= `tsx bench/sessions.bench.ts`).
  *
@@ -20,7 +21,7 @@
  * BENCH_DB (the service's --db, default a `file:` database in a temporary directory).
  * The script re-runs itself as `tsx bench/sessions.bench.ts floor <port>` to host the floor server.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -103,7 +104,9 @@ async function startServer(name: string, args: string[], healthPath: string): Pr
         await res.arrayBuffer();
         break;
       }
-    } catch {}
+    } catch {
+      // not listening yet
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   const pool = new Pool(url, { connections: CONCURRENCY * 2, pipelining: 1 });
@@ -167,7 +170,10 @@ async function realSession(server: Server, templateId: string, worktree: string)
 
 /** REPL executions per second from CONCURRENCY loops, one session each, over SECONDS, and the
  * server's CPU time per execution (µs) in that window. */
-async function replRate(server: Server, sessions: string[]): Promise<{ perSecond: number; p50Ms: number; failures: number; cpuUs?: { total: number; main: number } }> {
+async function replRate(
+  server: Server,
+  sessions: string[],
+): Promise<{ perSecond: number; p50Ms: number; failures: number; cpuUs?: { total: number; main: number } }> {
   let stopAt = 0;
   let done = 0;
   let failures = 0;
@@ -192,8 +198,9 @@ async function replRate(server: Server, sessions: string[]): Promise<{ perSecond
   const elapsed = (performance.now() - started) / 1000;
   const cpuAfter = await cpuMs(server.proc);
   latencies.sort((a, b) => a - b);
-  const cpuUs =
-    cpuBefore && cpuAfter ? { total: ((cpuAfter.total - cpuBefore.total) * 1000) / done, main: ((cpuAfter.main - cpuBefore.main) * 1000) / done } : undefined;
+  const cpuUs = cpuBefore && cpuAfter
+    ? { total: ((cpuAfter.total - cpuBefore.total) * 1000) / done, main: ((cpuAfter.main - cpuBefore.main) * 1000) / done }
+    : undefined;
   return { perSecond: done / elapsed, p50Ms: latencies[latencies.length >> 1] ?? NaN, failures, cpuUs };
 }
 
@@ -278,16 +285,20 @@ async function engineCosts(): Promise<void> {
   console.log(`\n1. Engine costs in one process (Node ${process.version}), p50\n`);
   console.log("operation                       | raw QuickJS | lib/sandbox | SessionRuntime | node:vm   | lib/sandbox vs raw | vs vm");
   console.log("--------------------------------|-------------|-------------|----------------|-----------|--------------------|------");
-  for (const [name, raw, sb, sess, floor] of [
-    ["create + dispose", rawCreate, sandboxCreate, sessionCreate, vmCreate],
-    ["create + first eval + dispose", rawFirst, sandboxFirst, sessionFirst, vmFirst],
-    ["no-op evaluate", rawEval, sandboxEval, sessionEval, vmEval],
-    ["evaluate 1+1 (value)", rawValue, sandboxValue, sessionValue, vmValue],
-    ["10,000-iteration loop", rawLoop, sandboxLoop, sessionLoop, vmLoop],
-    ["console.log of 3 arguments", NaN, sandboxLog, sessionLog, vmLog],
-  ] as const) {
+  for (
+    const [name, raw, sb, sess, floor] of [
+      ["create + dispose", rawCreate, sandboxCreate, sessionCreate, vmCreate],
+      ["create + first eval + dispose", rawFirst, sandboxFirst, sessionFirst, vmFirst],
+      ["no-op evaluate", rawEval, sandboxEval, sessionEval, vmEval],
+      ["evaluate 1+1 (value)", rawValue, sandboxValue, sessionValue, vmValue],
+      ["10,000-iteration loop", rawLoop, sandboxLoop, sessionLoop, vmLoop],
+      ["console.log of 3 arguments", NaN, sandboxLog, sessionLog, vmLog],
+    ] as const
+  ) {
     console.log(
-      `${name.padEnd(32)}| ${fmt(raw).padEnd(12)}| ${fmt(sb).padEnd(12)}| ${fmt(sess).padEnd(15)}| ${fmt(floor).padEnd(10)}| ${ratio(sb, raw).padEnd(19)}| ${ratio(sb, floor)}`,
+      `${name.padEnd(32)}| ${fmt(raw).padEnd(12)}| ${fmt(sb).padEnd(12)}| ${fmt(sess).padEnd(15)}| ${fmt(floor).padEnd(10)}| ${ratio(sb, raw).padEnd(19)}| ${
+        ratio(sb, floor)
+      }`,
     );
   }
   console.log("(SessionRuntime: with the four catalog modules configured; its execute adds the input_echo event and the outcome.)");
@@ -314,10 +325,12 @@ async function overHttp(): Promise<void> {
     console.log(`\n2. REPL executions over HTTP (${CONCURRENCY} concurrent loops, one session each, ${SECONDS} s)\n`);
     console.log("server                                          | executions/s | p50 latency | server CPU per execution      | failures");
     console.log("------------------------------------------------|--------------|-------------|-------------------------------|---------");
-    for (const [name, r] of [
-      [`service (QuickJS, ${THREADS} threads, libSQL ${db})`, ours],
-      ["floor (Hono + node:vm, nothing stored)", theirs],
-    ] as const) {
+    for (
+      const [name, r] of [
+        [`service (QuickJS, ${THREADS} threads, libSQL ${db})`, ours],
+        ["floor (Hono + node:vm, nothing stored)", theirs],
+      ] as const
+    ) {
       console.log(`${name.padEnd(48)}| ${r.perSecond.toFixed(0).padEnd(13)}| ${`${r.p50Ms.toFixed(2)} ms`.padEnd(12)}| ${cpu(r).padEnd(30)}| ${r.failures}`);
     }
     console.log(
@@ -335,15 +348,21 @@ async function overHttp(): Promise<void> {
     console.log(`\n3. ${IDLE} more live idle sessions, created over HTTP (${summary.json.active_sessions} live on the service)\n`);
     console.log("server   | RSS before | RSS after  | per session | created in");
     console.log("---------|------------|------------|-------------|-----------");
-    for (const [name, before, after, ms] of [
-      ["service", realBefore, realAfter, realMs],
-      ["floor", floorBefore, floorAfter, floorMs],
-    ] as const) {
+    for (
+      const [name, before, after, ms] of [
+        ["service", realBefore, realAfter, realMs],
+        ["floor", floorBefore, floorAfter, floorMs],
+      ] as const
+    ) {
       console.log(
-        `${name.padEnd(9)}| ${before.toFixed(0).padStart(6)} MiB | ${after.toFixed(0).padStart(6)} MiB | ${(((after - before) * 1024) / IDLE).toFixed(1).padStart(6)} KiB  | ${(ms / 1000).toFixed(1)} s`,
+        `${name.padEnd(9)}| ${before.toFixed(0).padStart(6)} MiB | ${after.toFixed(0).padStart(6)} MiB | ${
+          (((after - before) * 1024) / IDLE).toFixed(1).padStart(6)
+        } KiB  | ${(ms / 1000).toFixed(1)} s`,
       );
     }
-    console.log(`service RSS with ${summary.json.active_sessions} live sessions: ${realAfter.toFixed(0)} MiB; target < 1024 MiB: ${realAfter < 1024 ? "met" : "missed"}`);
+    console.log(
+      `service RSS with ${summary.json.active_sessions} live sessions: ${realAfter.toFixed(0)} MiB; target < 1024 MiB: ${realAfter < 1024 ? "met" : "missed"}`,
+    );
   } finally {
     await real.stop();
     await floor.stop();

@@ -10,13 +10,15 @@ function runtime(terminal: boolean, env: Record<string, string> = {}) {
 
 describe("what a service prints for a person", () => {
   it("prints the banner on a terminal, not when piped or asked for JSON", () => {
-    for (const [terminal, env, shown] of [
-      [true, {}, true],
-      [false, {}, false],
-      [true, { LOG_FORMAT: "json" }, false],
-      [false, { LOG_FORMAT: "text" }, true],
-      [true, { LOG_LEVEL: "silent" }, false],
-    ] as const) {
+    for (
+      const [terminal, env, shown] of [
+        [true, {}, true],
+        [false, {}, false],
+        [true, { LOG_FORMAT: "json" }, false],
+        [false, { LOG_FORMAT: "text" }, true],
+        [true, { LOG_LEVEL: "silent" }, false],
+      ] as const
+    ) {
       const { rt, printed } = runtime(terminal, { NO_COLOR: "1", ...env });
       printBanner(rt, "svc  http://127.0.0.1:1", [["api", "http://127.0.0.1:1/api"], ["skipped", undefined], ["data", "file:x.db"]]);
       expect(printed.length > 0).toBe(shown);
@@ -31,7 +33,9 @@ describe("what a service prints for a person", () => {
   });
 
   it("names the fields that did not keep their default, with where they came from", () => {
-    expect(configSourcesLine({ name: "default", source: "default" }, { addr: "flag:--addr", issuer: "derived:addr", "client-id": "default" })).toBe("profile default (default); addr from flag:--addr");
+    expect(configSourcesLine({ name: "default", source: "default" }, { addr: "flag:--addr", issuer: "derived:addr", "client-id": "default" })).toBe(
+      "profile default (default); addr from flag:--addr",
+    );
     expect(configSourcesLine({ name: "ci", source: "env:IDP_PROFILE" }, { addr: "default" })).toBe("profile ci (env:IDP_PROFILE); every field its default");
   });
 });

@@ -4,7 +4,7 @@
  * where its debug page is.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { startService, type RunningService } from "../../test/runtimes/service.ts";
+import { type RunningService, startService } from "../../test/runtimes/service.ts";
 
 const running: RunningService[] = [];
 afterAll(() => Promise.all(running.map((s) => s.stop())));
@@ -35,9 +35,22 @@ describe("start-up banners", () => {
   });
 
   it("a route host with a mounted provider calls it the script's own and names its debug page", async () => {
-    const args = ["--script", "examples/routes/app.js", "--issuer", "/idp", "--policy-file", "examples/routes/policy.yaml", "--db", ":memory:", "--threads", "1"];
+    const args = [
+      "--script",
+      "examples/routes/app.js",
+      "--issuer",
+      "/idp",
+      "--policy-file",
+      "examples/routes/policy.yaml",
+      "--db",
+      ":memory:",
+      "--threads",
+      "1",
+    ];
     const routes = await start("routes", { args, env: { LOG_FORMAT: "text" } }, "node");
     const issuer = `http://127.0.0.1:${routes.port}/idp`;
-    expect((await bannerLine(routes, "provider")).replace(/^provider\s+/, "")).toBe(`${issuer}: this script's own (not :5556's); who is signed in: ${issuer}/debug/ui`);
+    expect((await bannerLine(routes, "provider")).replace(/^provider\s+/, "")).toBe(
+      `${issuer}: this script's own (not :5556's); who is signed in: ${issuer}/debug/ui`,
+    );
   });
 });

@@ -16,7 +16,7 @@ import { nodeFileTree } from "#lib/adapters/node-files";
 import { nodeThreadSpawner } from "#lib/adapters/node-threads";
 import type { HostRuntime } from "#lib/runtime";
 import { runIdpCli } from "../idp/cli.ts";
-import { runRoutesCli, type RoutesPlatform } from "../routes/cli.ts";
+import { type RoutesPlatform, runRoutesCli } from "../routes/cli.ts";
 import { runSessionsCli } from "../sessions/cli.ts";
 import { nodeSessionsHost } from "../sessions/node-host.ts";
 import { startAll } from "./start.ts";
@@ -24,7 +24,10 @@ import { startAll } from "./start.ts";
 const USAGE = `usage: devservices <idp|sessions|routes|start> [arguments]  (devservices <name> --help for each)`;
 
 const files = nodeFileTree();
-const sessions = nodeSessionsHost(files, { threadEntry: new URL("./sessions-thread.mjs", import.meta.url), uiDirectory: new URL("./sessions-ui", import.meta.url) });
+const sessions = nodeSessionsHost(files, {
+  threadEntry: new URL("./sessions-thread.mjs", import.meta.url),
+  uiDirectory: new URL("./sessions-ui", import.meta.url),
+});
 const routes: RoutesPlatform = { files, spawnScriptThread: nodeThreadSpawner(new URL("./routes-thread.mjs", import.meta.url)), sessions };
 const example = (path: string) => fileURLToPath(new URL(`../examples/routes/${path}`, import.meta.url));
 const notesExample = ["--script", example("app.js"), "--issuer", "/idp", "--policy-file", example("policy.yaml"), "--db", "file:./data/routes.db"];

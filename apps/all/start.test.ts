@@ -3,11 +3,13 @@ import { DEFAULT_ROUTES_ARGS, routesArgs, splitServiceFlags } from "./start.ts";
 
 describe("npm start's flags", () => {
   it("sends --<service>.<flag> to that service as --<flag>, values and switches alike", () => {
-    expect(splitServiceFlags(["--idp.client-id", "my-app", "--idp.redirect-uris=http://localhost:4000/cb", "--routes.dev", "--sessions.threads", "4"])).toEqual({
-      idp: ["--client-id", "my-app", "--redirect-uris=http://localhost:4000/cb"],
-      sessions: ["--threads", "4"],
-      routes: ["--dev"],
-    });
+    expect(splitServiceFlags(["--idp.client-id", "my-app", "--idp.redirect-uris=http://localhost:4000/cb", "--routes.dev", "--sessions.threads", "4"])).toEqual(
+      {
+        idp: ["--client-id", "my-app", "--redirect-uris=http://localhost:4000/cb"],
+        sessions: ["--threads", "4"],
+        routes: ["--dev"],
+      },
+    );
     expect(splitServiceFlags([])).toEqual({ idp: [], sessions: [], routes: [] });
   });
 
@@ -27,7 +29,9 @@ describe("npm start's route host", () => {
     for (const [env, flags] of [[{ ROUTES_SCRIPT: "app.js" }, []], [{}, ["--script", "app.js"]]] as const) {
       const { args, note } = routesArgs(env, flags);
       expect(args).toEqual(["--db", "file:./data/routes.db", ...flags]);
-      expect(note).toContain("without the notes example's the provider mounted at /idp (sign-in goes to http://127.0.0.1:5556) and examples/routes/policy.yaml");
+      expect(note).toContain(
+        "without the notes example's the provider mounted at /idp (sign-in goes to http://127.0.0.1:5556) and examples/routes/policy.yaml",
+      );
       expect(note).toContain("--routes.policy-file examples/routes/policy.yaml");
     }
     // What is named is not dropped, so nothing to say.

@@ -10,7 +10,7 @@
  */
 import type { HostRuntime } from "#lib/runtime";
 import { runIdpCli } from "../idp/cli.ts";
-import { runRoutesCli, type RoutesPlatform } from "../routes/cli.ts";
+import { type RoutesPlatform, runRoutesCli } from "../routes/cli.ts";
 import { runSessionsCli, type SessionsHost } from "../sessions/cli.ts";
 
 /** The notes example's settings: its script, the provider it mounts at /idp, its policy. */
@@ -34,18 +34,23 @@ const named = (words: readonly string[], flag: string) => words.some((w) => w ==
  * defaults apply: issuer http://127.0.0.1:5556, the provider `npm start` runs beside it; no
  * policy, actions granted by the token's scope, roles, groups or permissions). The database stays.
  */
-export function routesArgs(env: Record<string, string | undefined>, flags: readonly string[], defaults: readonly string[] = DEFAULT_ROUTES_ARGS): { args: string[]; note?: string } {
+export function routesArgs(
+  env: Record<string, string | undefined>,
+  flags: readonly string[],
+  defaults: readonly string[] = DEFAULT_ROUTES_ARGS,
+): { args: string[]; note?: string } {
   const scriptNamed = Boolean(env.ROUTES_SCRIPT) || named(flags, "script") || named(flags, "config-file");
   if (!scriptNamed) return { args: [...defaults, ...flags] };
   const db = env.ROUTES_DB || named(flags, "db") ? [] : ROUTES_DB_ARGS;
   const kept = (flag: string, envName: string) => Boolean(env[envName]) || named(flags, flag);
   const dropped = [
     !kept("issuer", "ROUTES_ISSUER") && "the provider mounted at /idp (sign-in goes to http://127.0.0.1:5556)",
-    !kept("policy-file", "ROUTES_POLICY_FILE") && !env.ROUTES_POLICY && "examples/routes/policy.yaml (actions come from the token's scope, roles, groups or permissions)",
+    !kept("policy-file", "ROUTES_POLICY_FILE") && !env.ROUTES_POLICY &&
+    "examples/routes/policy.yaml (actions come from the token's scope, roles, groups or permissions)",
   ].filter((x): x is string => typeof x === "string");
   const note = dropped.length
     ? `start: routes serves your script, without the notes example's ${dropped.join(" and ")}; data stays in ./data/routes.db. ` +
-      "For the example's own: --routes.issuer /idp (with app.mount(\"/idp\", require(\"idp\").handler()) in the script) --routes.policy-file examples/routes/policy.yaml (docs/routes.md, \"Your own script\")"
+      'For the example\'s own: --routes.issuer /idp (with app.mount("/idp", require("idp").handler()) in the script) --routes.policy-file examples/routes/policy.yaml (docs/routes.md, "Your own script")'
     : undefined;
   return { args: [...db, ...flags], note };
 }
@@ -71,7 +76,12 @@ export function splitServiceFlags(argv: readonly string[]): Record<Service, stri
   return out;
 }
 
-export async function startAll(runtime: HostRuntime, sessions: SessionsHost, routes: RoutesPlatform, defaultRoutesArgs: readonly string[] = DEFAULT_ROUTES_ARGS): Promise<void> {
+export async function startAll(
+  runtime: HostRuntime,
+  sessions: SessionsHost,
+  routes: RoutesPlatform,
+  defaultRoutesArgs: readonly string[] = DEFAULT_ROUTES_ARGS,
+): Promise<void> {
   let flags: Record<Service, string[]>;
   try {
     flags = splitServiceFlags(runtime.args);

@@ -5,7 +5,7 @@
  * answer. The scripts run as package.json has them, with free ports put in place of the ones they
  * name (so a developer's own Workers on this machine do not matter) and a fresh --persist-to.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";

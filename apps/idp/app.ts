@@ -8,13 +8,13 @@
  *
  * Every endpoint is served at the root and, with a path-based issuer, under the issuer's path.
  */
-import { Hono, type Context, type ExecutionContext } from "hono";
+import { type Context, type ExecutionContext, Hono } from "hono";
 import { apiNotFound } from "#lib/http";
 import { withRequestId } from "#lib/http";
 import { createLogger, errorFields, type Logger } from "#lib/log";
 import type { ClientConfig } from "./domain/clients.ts";
 import { OAuthError, PageError } from "./domain/errors.ts";
-import { PATH_ISSUER_NAME, Provider, type AccessTokenFormat } from "./domain/provider.ts";
+import { type AccessTokenFormat, PATH_ISSUER_NAME, Provider } from "./domain/provider.ts";
 import type { RandomBytes } from "./domain/random.ts";
 import { messagePage } from "./pages/layout.ts";
 import { registerAuthorize } from "./routes/authorize.ts";
@@ -25,7 +25,7 @@ import { registerDevice } from "./routes/device.ts";
 import { registerDiscovery } from "./routes/discovery.ts";
 import { registerEndSession } from "./routes/end-session.ts";
 import { registerCors } from "./routes/cors.ts";
-import { PAGE_HEADERS, oauthErrorResponse } from "./routes/http.ts";
+import { oauthErrorResponse, PAGE_HEADERS } from "./routes/http.ts";
 import { registerIntrospection } from "./routes/introspection.ts";
 import { registerToken } from "./routes/token.ts";
 import { registerUserinfo } from "./routes/userinfo.ts";
@@ -96,7 +96,12 @@ function errorHandler(logger: Logger) {
     }
     if (err instanceof PageError) return c.html(messagePage(err.title, err.message, "error"), err.status, PAGE_HEADERS);
     // A body over the limit is not read on: the connection closes after the answer.
-    if (err instanceof BodyLimitError) return c.json({ error: "invalid_request", error_description: err.message }, err.code === "BODY_TOO_LARGE" ? 413 : 400, { "Cache-Control": "no-store", ...(err.code === "BODY_TOO_LARGE" ? { Connection: "close" } : {}) });
+    if (err instanceof BodyLimitError) {
+      return c.json({ error: "invalid_request", error_description: err.message }, err.code === "BODY_TOO_LARGE" ? 413 : 400, {
+        "Cache-Control": "no-store",
+        ...(err.code === "BODY_TOO_LARGE" ? { Connection: "close" } : {}),
+      });
+    }
     logger.error("unhandled error", { ...errorFields(err), path: new URL(c.req.url).pathname });
     return c.json({ error: "server_error", error_description: "internal error" }, 500, { "Cache-Control": "no-store" });
   };
@@ -181,7 +186,20 @@ function notFoundOr405(prefixes: string[]) {
 }
 
 /** First path segments of the provider's own routes: never the name of an issuer by path. */
-const OWN_SEGMENTS = new Set(["healthz", ".well-known", "authorize", "token", "device_authorization", "device", "userinfo", "end-session", "jwks", "introspect", "revoke", "debug"]);
+const OWN_SEGMENTS = new Set([
+  "healthz",
+  ".well-known",
+  "authorize",
+  "token",
+  "device_authorization",
+  "device",
+  "userinfo",
+  "end-session",
+  "jwks",
+  "introspect",
+  "revoke",
+  "debug",
+]);
 const MAX_PATH_ISSUER_APPS = 256;
 
 /** The issuer by path a request that no route of the configured issuer matched is for, if any. */
@@ -220,7 +238,7 @@ function pathIssuers(root: Provider, logger: Logger, fallback: (c: Context) => R
     let app = apps.get(name);
     if (!app) {
       if (apps.size >= MAX_PATH_ISSUER_APPS) apps.delete(apps.keys().next().value!);
-      apps.set(name, (app = pathIssuerApp(root, name, logger)));
+      apps.set(name, app = pathIssuerApp(root, name, logger));
     }
     let executionCtx: ExecutionContext | undefined;
     try {

@@ -94,7 +94,16 @@ describe("print-config", () => {
     expect(text).not.toContain("team-secret-123");
 
     const json = fakeRuntime({}, {});
-    await runIdpCli(json.runtime, ["print-config", "http://127.0.0.1:5556/realms/dev", "--format", "json", "--redirect-uris", "http://a/cb", "--redirect-uris", "http://b/cb"]);
+    await runIdpCli(json.runtime, [
+      "print-config",
+      "http://127.0.0.1:5556/realms/dev",
+      "--format",
+      "json",
+      "--redirect-uris",
+      "http://a/cb",
+      "--redirect-uris",
+      "http://b/cb",
+    ]);
     expect(JSON.parse(json.out.join("\n")).oidc).toMatchObject({ issuer: "http://127.0.0.1:5556/realms/dev", "redirect-uris": ["http://a/cb", "http://b/cb"] });
   });
 
@@ -102,7 +111,11 @@ describe("print-config", () => {
     const cases: [string[], Record<string, string>, RegExp][] = [
       [["print-config", "--addr", "nowhere"], {}, /^idp: addr from flag:--addr: expected HOST:PORT/],
       [["print-config"], { IDP_ISSUER: "not a url" }, /^idp: issuer from env:IDP_ISSUER: expected an absolute http\(s\) URL/],
-      [["print-config", "--profile", "prod"], {}, /^idp: profile "prod" \(from flag:--profile\) needs the profiles file \/home\/dev\/.config\/idp\/profiles.yaml/],
+      [
+        ["print-config", "--profile", "prod"],
+        {},
+        /^idp: profile "prod" \(from flag:--profile\) needs the profiles file \/home\/dev\/.config\/idp\/profiles.yaml/,
+      ],
       [["print-config", "--config-file", "missing.yaml"], {}, /^idp: config file missing.yaml does not exist$/],
       [["print-config", "--frobnicate"], {}, /^idp: unknown option --frobnicate$/],
       [["print-config", "--format", "toml"], {}, /^idp: --format must be yaml or json/],
@@ -145,7 +158,12 @@ describe("profiles", () => {
       [{}, file, ["--profile", "prod"], /^idp: profile "prod" \(from flag:--profile\) is not in \/xdg\/idp\/profiles.yaml \(profiles there: team, staging\)$/],
       [{}, { [PROFILES]: "team: [\n" }, ["--profile", "team"], /^idp: profiles file \/xdg\/idp\/profiles.yaml is not valid YAML/],
       [{}, { [PROFILES]: "- a list\n" }, [], /^idp: profiles file \/xdg\/idp\/profiles.yaml must be a map of profile names$/],
-      [{}, { [PROFILES]: "team:\n  oidc:\n    colour: blue\n" }, ["--profile", "team"], /^idp: unknown field "colour" under oidc in profile:team \(known: issuer, addr, /],
+      [
+        {},
+        { [PROFILES]: "team:\n  oidc:\n    colour: blue\n" },
+        ["--profile", "team"],
+        /^idp: unknown field "colour" under oidc in profile:team \(known: issuer, addr, /,
+      ],
       [{}, { [PROFILES]: "team:\n  sessions:\n    addr: x\n" }, ["--profile", "team"], /^idp: unknown section "sessions" in profile "team"/],
       [{}, { [PROFILES]: "team:\n  oidc:\n    addr: nowhere\n" }, ["--profile", "team"], /^idp: addr from profile:team: expected HOST:PORT/],
     ];
@@ -164,7 +182,9 @@ describe("commands", () => {
     const { runtime, out } = fakeRuntime();
     await runIdpCli(runtime, ["--help"]);
     const usage = out.join("\n");
-    for (const word of ["serve-dev [issuer]", "print-config", "gen-keys", "--redirect-uris", "IDP_USERS_FILE", "--profile", "--print-parsed-fields"]) expect(usage).toContain(word);
+    for (const word of ["serve-dev [issuer]", "print-config", "gen-keys", "--redirect-uris", "IDP_USERS_FILE", "--profile", "--print-parsed-fields"]) {
+      expect(usage).toContain(word);
+    }
     const unknown = fakeRuntime();
     expect(await exitCode(runIdpCli(unknown.runtime, ["serve"]))).toBe(2);
     expect(unknown.err[0]).toBe('idp: unknown command "serve"');
@@ -202,10 +222,19 @@ describe("serve-dev", () => {
     expect(table).toMatch(new RegExp(`^issuer\\s+http://localhost:${server.port}\\s+derived:addr$`, "m"));
     const discovery = (await (await fetch(`${base}/.well-known/openid-configuration`)).json()) as { issuer: string };
     expect(discovery.issuer).toBe(`http://localhost:${server.port}`);
-    const page = await (await fetch(`${base}/authorize?client_id=my-app&response_type=code&scope=openid&redirect_uri=${encodeURIComponent("http://localhost:3000/callback")}`)).text();
+    const page = await (await fetch(
+      `${base}/authorize?client_id=my-app&response_type=code&scope=openid&redirect_uri=${encodeURIComponent("http://localhost:3000/callback")}`,
+    )).text();
     expect(page).toContain('data-login="carol"');
     // The seeded password is enforced.
-    const form = new URLSearchParams({ client_id: "my-app", redirect_uri: "http://localhost:3000/callback", response_type: "code", scope: "openid", login: "carol", password: "wrong" });
+    const form = new URLSearchParams({
+      client_id: "my-app",
+      redirect_uri: "http://localhost:3000/callback",
+      response_type: "code",
+      scope: "openid",
+      login: "carol",
+      password: "wrong",
+    });
     expect((await fetch(`${base}/authorize`, { method: "POST", body: form, redirect: "manual" })).status).toBe(401);
   });
 
@@ -219,10 +248,12 @@ describe("serve-dev", () => {
     const argv = ["serve-dev", "http://127.0.0.1:9/realms/positional", "--config-file", "idp.yaml", "--addr", "127.0.0.1:0", "--print-parsed-fields"];
     const server = (await runIdpCli(runtime, argv))!;
     servers.push(server);
-    const rows = Object.fromEntries(out.join("\n").split("\n").slice(1, 10).map((line) => {
-      const [field, ...rest] = line.split(/\s{2,}/);
-      return [field, rest];
-    }));
+    const rows = Object.fromEntries(
+      out.join("\n").split("\n").slice(1, 10).map((line) => {
+        const [field, ...rest] = line.split(/\s{2,}/);
+        return [field, rest];
+      }),
+    );
     expect(rows).toEqual({
       issuer: ["http://127.0.0.1:9/realms/positional", "positional:0"],
       addr: ["127.0.0.1:0", "flag:--addr"],
@@ -243,7 +274,10 @@ describe("serve-dev", () => {
     const login = new URLSearchParams({ client_id: "env-app", redirect_uri: "http://127.0.0.1:4000/cb", response_type: "code", scope: "openid", login: "x" });
     const res = await fetch(`${base}/authorize`, { method: "POST", body: login, redirect: "manual" });
     expect(res.headers.get("location")).toMatch(/^http:\/\/127\.0\.0\.1:4000\/cb\?code=/);
-    const token = await fetch(`${base}/token`, { method: "POST", body: new URLSearchParams({ grant_type: "client_credentials", client_id: "env-app", client_secret: "team-secret-xyz" }) });
+    const token = await fetch(`${base}/token`, {
+      method: "POST",
+      body: new URLSearchParams({ grant_type: "client_credentials", client_id: "env-app", client_secret: "team-secret-xyz" }),
+    });
     expect(token.status).toBe(200);
   });
 
@@ -254,20 +288,37 @@ describe("serve-dev", () => {
     const base = `http://127.0.0.1:${server.port}`;
     const discovery = (await (await fetch(`${base}/realms/dev/.well-known/openid-configuration`)).json()) as { issuer: string };
     expect(discovery.issuer).toBe("http://127.0.0.1:1/realms/dev");
-    const page = await (await fetch(`${base}/authorize?client_id=dev-client&response_type=code&scope=openid&redirect_uri=${encodeURIComponent("http://localhost:3000/callback")}`)).text();
+    const page = await (await fetch(
+      `${base}/authorize?client_id=dev-client&response_type=code&scope=openid&redirect_uri=${encodeURIComponent("http://localhost:3000/callback")}`,
+    )).text();
     expect(page).toContain('data-login="dora"');
   });
 
   test("bad users, keys or conflicting settings stop before listening, with exit code 2", async () => {
     const cases: [Record<string, string>, Record<string, string>, string[], RegExp][] = [
-      [{}, { "/work/dir/u.yaml": "users:\n  - login: carol\n    colour: blue\n" }, ["--users-file", "u.yaml"], /^idp: users file u.yaml: invalid user at users\[0\]: .*colour/],
+      [
+        {},
+        { "/work/dir/u.yaml": "users:\n  - login: carol\n    colour: blue\n" },
+        ["--users-file", "u.yaml"],
+        /^idp: users file u.yaml: invalid user at users\[0\]: .*colour/,
+      ],
       [{}, { "/work/dir/u.yaml": "users: [\n" }, ["--users-file", "u.yaml"], /^idp: users file u.yaml: not valid YAML or JSON/],
       [{}, { "/work/dir/u.yaml": "users:\n  - login: a\n  - login: A\n" }, ["--users-file", "u.yaml"], /duplicate login "a"/],
       [{}, {}, ["--users-file", "none.yaml"], /^idp: users-file none.yaml \(from flag:--users-file\) does not exist$/],
-      [{ IDP_USERS: "[]" }, { "/work/dir/u.yaml": "users: []\n" }, ["--users-file", "u.yaml"], /^idp: both IDP_USERS and users-file \(from flag:--users-file\) are set; use one$/],
+      [
+        { IDP_USERS: "[]" },
+        { "/work/dir/u.yaml": "users: []\n" },
+        ["--users-file", "u.yaml"],
+        /^idp: both IDP_USERS and users-file \(from flag:--users-file\) are set; use one$/,
+      ],
       [{ IDP_USERS: "- login: 5" }, {}, [], /^idp: IDP_USERS: /],
       [{}, { "/work/dir/k.json": "{}" }, ["--signing-keys-file", "k.json"], /^idp: signing keys file k.json: signing keys must be a JWK set/],
-      [{}, { "/work/dir/k.json": '{"keys":[{"kid":"dev-key-1","kty":"RSA","n":"AQAB","e":"AQAB","d":"AQAB"}]}' }, ["--signing-keys-file", "k.json"], /^idp: signing keys file k.json: dev-key-1 is not a usable RS256 private key/],
+      [
+        {},
+        { "/work/dir/k.json": '{"keys":[{"kid":"dev-key-1","kty":"RSA","n":"AQAB","e":"AQAB","d":"AQAB"}]}' },
+        ["--signing-keys-file", "k.json"],
+        /^idp: signing keys file k.json: dev-key-1 is not a usable RS256 private key/,
+      ],
       [{ IDP_SIGNING_KEYS: "not json" }, {}, [], /^idp: IDP_SIGNING_KEYS: not valid JSON/],
       [{ IDP_TOKEN_SLOW_MS: "soon" }, {}, [], /^idp: IDP_TOKEN_SLOW_MS: expected milliseconds/],
     ];
@@ -285,8 +336,7 @@ describe("the real entries", () => {
   const run = (argv: string[], env: Record<string, string>) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(argv[0]!, argv.slice(1), { cwd: root, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", ...env } }, (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
     });
   const entries = {
     node: [process.execPath, "lib/adapters/node-run.mjs", "apps/idp/node.ts"],
@@ -304,7 +354,9 @@ describe("the real entries", () => {
     const bad = ["print-config", "--profile", "ci"];
     const [nodeBad, denoBad] = await Promise.all([run([...entries.node, ...bad], {}), run([...entries.deno, ...bad], {})]);
     expect(nodeBad.code).toBe(2);
-    expect(nodeBad.stderr).toBe('idp: profile "ci" (from flag:--profile) needs the profiles file /nonexistent-home/.config/idp/profiles.yaml, which does not exist\n');
+    expect(nodeBad.stderr).toBe(
+      'idp: profile "ci" (from flag:--profile) needs the profiles file /nonexistent-home/.config/idp/profiles.yaml, which does not exist\n',
+    );
     expect(denoBad.code).toBe(2);
     expect(denoBad.stderr).toBe(nodeBad.stderr);
   });

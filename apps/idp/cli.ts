@@ -12,10 +12,10 @@ import { ConfigError } from "#lib/config";
 import { parseCommandLine, type ParsedArgs } from "#lib/config/flags";
 import { formatFieldTable, formatJson, formatYaml } from "#lib/config";
 import { configSourcesLine, printBanner, serviceLogger } from "#lib/cli-output";
-import { parseListenAddress, type HostRuntime, type RunningServer } from "#lib/runtime";
+import { type HostRuntime, parseListenAddress, type RunningServer } from "#lib/runtime";
 import { openSqlStore } from "#lib/db/open";
 import { createApp, type IdpStateStore } from "./app.ts";
-import { IDP_FLAGS, fieldHelp, idpAppOptions, loadIdpConfig, oidcSection, type ConfigIo, type OidcConfig } from "./config.ts";
+import { type ConfigIo, fieldHelp, IDP_FLAGS, idpAppOptions, loadIdpConfig, type OidcConfig, oidcSection } from "./config.ts";
 import { KIDS } from "./domain/keys.ts";
 import { openStateStore } from "./state/sql.ts";
 
@@ -27,9 +27,11 @@ commands:
   gen-keys                print a new private JWK set (dev-key-1, rotated-key-2, bad-sig-key) as JSON
 
 options (flag / environment variable / default):
-${fieldHelp()
-  .map((f) => `  ${f.flag.padEnd(22)} ${f.env.padEnd(24)} ${f.fallback || '""'}\n      ${f.description}`)
-  .join("\n")}
+${
+  fieldHelp()
+    .map((f) => `  ${f.flag.padEnd(22)} ${f.env.padEnd(24)} ${f.fallback || '""'}\n      ${f.description}`)
+    .join("\n")
+}
   --config-file PATH      YAML file with the fields under "oidc:" (repeatable; later files win)
   --profile NAME          IDP_PROFILE; profile from $XDG_CONFIG_HOME/idp/profiles.yaml (default ~/.config/idp/profiles.yaml)
   --print-parsed-fields   serve-dev: print each field, its value and the source that set it
@@ -47,7 +49,8 @@ type Command = (typeof COMMANDS)[number];
 
 /** Errors that mean "the configuration is wrong": one line on stderr, exit code 2. */
 function isConfigurationError(err: unknown): err is Error {
-  return err instanceof ConfigError || (err instanceof Error && ["INVALID_USERS", "INVALID_SIGNING_KEYS", "INVALID_ENV"].includes((err as { code?: string }).code ?? ""));
+  return err instanceof ConfigError ||
+    (err instanceof Error && ["INVALID_USERS", "INVALID_SIGNING_KEYS", "INVALID_ENV"].includes((err as { code?: string }).code ?? ""));
 }
 
 function configIo(runtime: HostRuntime): ConfigIo {
@@ -94,7 +97,12 @@ async function openState(runtime: HostRuntime, config: OidcConfig): Promise<IdpS
   try {
     return await openStateStore(() => openSqlStore(runtime, url, config.values["state-auth-token"] || undefined), { shared: true });
   } catch (err) {
-    throw new ConfigError("CONFIG_INVALID_VALUE", `state database ${url} (from ${config.sources.state}) cannot be opened: ${(err as Error).message}`, config.sources.state, "state");
+    throw new ConfigError(
+      "CONFIG_INVALID_VALUE",
+      `state database ${url} (from ${config.sources.state}) cannot be opened: ${(err as Error).message}`,
+      config.sources.state,
+      "state",
+    );
   }
 }
 
@@ -135,7 +143,7 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
   }
   if (!app) {
     config.values.issuer = options.issuer = `http://localhost:${server.port}`;
-    ready((app = createApp({ ...options, logger })));
+    ready(app = createApp({ ...options, logger }));
     printFields();
   }
   logger.info("idp listening", { issuer: options.issuer, addr: `${server.hostname}:${server.port}` });

@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
 import { ConfigError } from "#lib/config";
 import { parseCommandLine } from "#lib/config/flags";
-import { IDP_FLAGS, idpAppOptions, loadIdpConfig, type ConfigIo } from "./config.ts";
+import { type ConfigIo, IDP_FLAGS, idpAppOptions, loadIdpConfig } from "./config.ts";
 
 function io(env: Record<string, string> = {}, files: Record<string, string> = {}): ConfigIo {
   return { env: { HOME: "/h", ...env }, readTextFile: async (p) => files[p] };
@@ -81,6 +81,10 @@ test("post-logout redirect URIs and CORS origins: flag, env or config file; bad 
   expect(fromEnv.sources["cors-origins"]).toBe("env:IDP_CORS_ORIGINS");
   const flags = await loadIdpConfig(args("--cors-origins", "http://c.test:8000", "--post-logout-redirect-uris", "http://c.test:8000/index.html"), io(env));
   expect(flags.values).toMatchObject({ "post-logout-redirect-uris": ["http://c.test:8000/index.html"], "cors-origins": ["http://c.test:8000"] });
-  await expect(loadIdpConfig(args("--cors-origins", "http://c.test/app"), io())).rejects.toThrow("cors-origins from flag:--cors-origins: expected * or an origin");
-  await expect(loadIdpConfig(args("--post-logout-redirect-uris", "/bye"), io())).rejects.toThrow("post-logout-redirect-uris from flag:--post-logout-redirect-uris: every post-logout redirect URI must be an absolute URL");
+  await expect(loadIdpConfig(args("--cors-origins", "http://c.test/app"), io())).rejects.toThrow(
+    "cors-origins from flag:--cors-origins: expected * or an origin",
+  );
+  await expect(loadIdpConfig(args("--post-logout-redirect-uris", "/bye"), io())).rejects.toThrow(
+    "post-logout-redirect-uris from flag:--post-logout-redirect-uris: every post-logout redirect URI must be an absolute URL",
+  );
 });

@@ -10,8 +10,8 @@ import type { JWK } from "jose";
 import * as v from "valibot";
 import { ConfigError } from "#lib/config";
 import type { FlagSpecs, ParsedArgs } from "#lib/config/flags";
-import { loadSection, type LoadedSection } from "#lib/config";
-import { defineSection, envName, fieldNames, flagName, listenAddressCheck, listField, stringField, type SectionValues } from "#lib/config";
+import { type LoadedSection, loadSection } from "#lib/config";
+import { defineSection, envName, fieldNames, flagName, listenAddressCheck, listField, type SectionValues, stringField } from "#lib/config";
 import { parseYaml } from "#lib/config";
 import { isLibsqlUrl } from "#lib/db/libsql";
 import { parseListenAddress } from "#lib/runtime";
@@ -27,14 +27,17 @@ export const DEFAULT_ISSUER = "http://localhost:5556";
 const ORIGIN = "{origin}";
 
 /** An absolute http(s) URL without query or fragment; `{origin}` stands for the request origin. */
-const issuerCheck = v.pipe(v.string(), v.check((value: string) => {
-  try {
-    const url = new URL(value.replace(ORIGIN, "http://origin.invalid"));
-    return (url.protocol === "http:" || url.protocol === "https:") && !url.search && !url.hash;
-  } catch {
-    return false;
-  }
-}, "expected an absolute http(s) URL without query or fragment (may start with {origin})"));
+const issuerCheck = v.pipe(
+  v.string(),
+  v.check((value: string) => {
+    try {
+      const url = new URL(value.replace(ORIGIN, "http://origin.invalid"));
+      return (url.protocol === "http:" || url.protocol === "https:") && !url.search && !url.hash;
+    } catch {
+      return false;
+    }
+  }, "expected an absolute http(s) URL without query or fragment (may start with {origin})"),
+);
 
 const absoluteUrl = (value: string) => {
   try {
@@ -78,11 +81,15 @@ export const oidcSection = defineSection({
     }),
     "cors-origins": listField({
       default: [],
-      description: "Origins whose pages may call discovery, jwks, token, userinfo, revoke and device authorization, beyond the origins of redirect URIs; * allows any",
+      description:
+        "Origins whose pages may call discovery, jwks, token, userinfo, revoke and device authorization, beyond the origins of redirect URIs; * allows any",
       check: v.pipe(v.array(v.string()), v.check((list) => list.every((o) => parseCorsOrigin(o) !== undefined), CORS_ORIGIN_HINT)),
     }),
     "users-file": stringField({ default: "", description: "YAML or JSON file of seeded users, relative to the working directory" }),
-    "signing-keys-file": stringField({ default: "", description: "Private JWK set (JSON) for dev-key-1, rotated-key-2, bad-sig-key; keeps tokens valid across restarts" }),
+    "signing-keys-file": stringField({
+      default: "",
+      description: "Private JWK set (JSON) for dev-key-1, rotated-key-2, bad-sig-key; keeps tokens valid across restarts",
+    }),
     "access-token-format": stringField({
       default: "opaque",
       description: "opaque, or jwt: RFC 9068 access tokens a resource server verifies against /jwks",
@@ -92,7 +99,10 @@ export const oidcSection = defineSection({
     state: stringField({
       default: "memory",
       description: "Where the state lives: memory, or a libSQL database (file:./data/idp.db, libsql://...) that several instances share as one provider",
-      check: v.pipe(v.string(), v.check((value: string) => value === "memory" || isLibsqlUrl(value), "expected memory, file:PATH, :memory:, libsql://HOST or https://HOST")),
+      check: v.pipe(
+        v.string(),
+        v.check((value: string) => value === "memory" || isLibsqlUrl(value), "expected memory, file:PATH, :memory:, libsql://HOST or https://HOST"),
+      ),
     }),
     "state-auth-token": stringField({ default: "", secret: true, description: "Auth token of a remote libSQL state database (Turso)" }),
   },

@@ -20,7 +20,7 @@ import { isRemoteLibsqlUrl, libsqlStore } from "#lib/db/libsql";
 import type { SqlStore } from "#lib/db";
 import { createLogger } from "#lib/log";
 import { createIdp } from "./app.ts";
-import { optionsFromEnv, type Env } from "./env-options.ts";
+import { type Env, optionsFromEnv } from "./env-options.ts";
 import { openStateStore } from "./state/sql.ts";
 import type { IdpStateStore } from "./state/store.ts";
 

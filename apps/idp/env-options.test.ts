@@ -36,7 +36,9 @@ describe("optionsFromEnv", () => {
       postLogoutRedirectUris: ["http://a.test/", "http://a.test/bye"],
       corsOrigins: ["*", "http://b.test/"],
     });
-    await expect(optionsFromEnv({ IDP_CORS_ORIGINS: "http://b.test/app" })).rejects.toThrow(/IDP_CORS_ORIGINS: "http:\/\/b.test\/app": expected \* or an origin/);
+    await expect(optionsFromEnv({ IDP_CORS_ORIGINS: "http://b.test/app" })).rejects.toThrow(
+      /IDP_CORS_ORIGINS: "http:\/\/b.test\/app": expected \* or an origin/,
+    );
   });
   it("names the variable in its errors", async () => {
     await expect(optionsFromEnv({ IDP_SIGNING_KEYS: "{" })).rejects.toThrow(EnvOptionError);

@@ -3,7 +3,7 @@
  * `stop()`. The code flow a consumer writes is examples/idp-vitest/login.test.ts (also in the unit run).
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { startIdp, type StartedIdp } from "./testing.ts";
+import { type StartedIdp, startIdp } from "./testing.ts";
 
 const REDIRECT_URI = "http://127.0.0.1:3000/callback"; // accepted by the builtin dev-client
 let idp: StartedIdp;
@@ -27,7 +27,8 @@ test("the debug operations act on the running provider", async () => {
   expect((await debug()).jwks_mode).toBe("empty");
 
   await idp.addScenario({ login: "dave", category: "Runtime" });
-  const page = await (await fetch(`${idp.url}/authorize?client_id=dev-client&response_type=code&scope=openid&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`)).text();
+  const page = await (await fetch(`${idp.url}/authorize?client_id=dev-client&response_type=code&scope=openid&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`))
+    .text();
   expect(page).toContain('data-login="dave"');
 
   await idp.reset();

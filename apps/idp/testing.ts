@@ -13,7 +13,7 @@
 import { nodeRuntime } from "#lib/adapters/node";
 import { createLogger, type Logger } from "#lib/log";
 import type { RunningServer } from "#lib/runtime";
-import { createIdp, type ClientConfig } from "./app.ts";
+import { type ClientConfig, createIdp } from "./app.ts";
 import type { SeededUserInput } from "./domain/users.ts";
 
 export type JwksMode = "normal" | "500" | "slow" | "empty";

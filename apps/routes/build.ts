@@ -7,7 +7,7 @@ import type { SqlStore } from "#lib/db";
 import type { StaticDirectory } from "#lib/http";
 import type { Logger } from "#lib/log";
 import type { FetchHandler } from "#lib/runtime";
-import { hostSecurity, sessionSecretFor, type HostSecuritySettings } from "./auth/security.ts";
+import { hostSecurity, type HostSecuritySettings, sessionSecretFor } from "./auth/security.ts";
 import { createRouteHost } from "./core/host.ts";
 import { renderValue } from "./core/render.ts";
 import type { AuditSink } from "./core/services.ts";

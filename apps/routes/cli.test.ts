@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { startService, type RunningService } from "../../test/runtimes/service.ts";
+import { type RunningService, startService } from "../../test/runtimes/service.ts";
 import { issuerUrl } from "./cli.ts";
 import type { WorkerBundle } from "./script/read-bundle.ts";
 
@@ -13,9 +13,12 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 function routesCli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) =>
-    execFile(process.execPath, ["lib/adapters/node-run.mjs", "apps/routes/node.ts", ...args], { cwd: ROOT, timeout: 30_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    ),
+    execFile(
+      process.execPath,
+      ["lib/adapters/node-run.mjs", "apps/routes/node.ts", ...args],
+      { cwd: ROOT, timeout: 30_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    )
   );
 }
 
@@ -42,7 +45,10 @@ describe("routes routes", () => {
     expect(await routesCli("routes")).toMatchObject({ code: 2, stderr: "routes: --script FILE is needed (or ROUTES_SCRIPT)\n" });
     expect(await routesCli("serve", "--script", "x.js", "--threads", "many")).toMatchObject({ code: 2, stderr: expect.stringContaining("threads") });
     const policy = await routesCli("routes", "--script", "test/contract/fixtures/routes/app.js", "--policy-file", "apps/routes/auth/testdata/bad-policy.yaml");
-    expect(policy).toMatchObject({ code: 2, stderr: 'routes: policy file apps/routes/auth/testdata/bad-policy.yaml: policy at tenants.mach: unknown key "mach"\n' });
+    expect(policy).toMatchObject({
+      code: 2,
+      stderr: 'routes: policy file apps/routes/auth/testdata/bad-policy.yaml: policy at tenants.mach: unknown key "mach"\n',
+    });
     const dir = await mkdtemp(join(tmpdir(), "routes-cli-"));
     await writeFile(join(dir, "app.js"), `require("httpmod").app().get("/x", () => 1);`);
     const bad = await routesCli("routes", "--script", join(dir, "app.js"));
@@ -115,20 +121,30 @@ describe("routes audit and routes resource put", () => {
   it("stores resources, and queries what the host recorded, by outcome and actor", async () => {
     dir = await mkdtemp(join(tmpdir(), "routes-db-"));
     const db = `file:${join(dir, "routes.db")}`;
-    expect(await routesCli("resource", "put", "--db", db, "--type", "doc", "--id", "d1", "--tenant", "acme", "--attributes", '{"title":"Plan"}')).toMatchObject({ code: 0, stdout: "routes: doc d1 stored\n" });
-    expect(await routesCli("resource", "put", "--db", db, "--type", "doc", "--id", "d2", "--attributes", "[1]")).toMatchObject({ code: 2, stderr: "routes: --attributes must be a JSON object\n" });
+    expect(await routesCli("resource", "put", "--db", db, "--type", "doc", "--id", "d1", "--tenant", "acme", "--attributes", '{"title":"Plan"}')).toMatchObject(
+      { code: 0, stdout: "routes: doc d1 stored\n" },
+    );
+    expect(await routesCli("resource", "put", "--db", db, "--type", "doc", "--id", "d2", "--attributes", "[1]")).toMatchObject({
+      code: 2,
+      stderr: "routes: --attributes must be a JSON object\n",
+    });
     service = await startService("routes", { args: ["--script", "test/contract/fixtures/routes/app.js", "--db", db, "--threads", "1"] }, "node");
     expect((await fetch(`${service.baseUrl}/me`)).status).toBe(401);
     await service.stop();
     service = undefined;
     const denied = await routesCli("audit", "--db", db, "--outcome", "denied", "--since", "1h", "--json");
     expect(denied.code, denied.stderr).toBe(0);
-    expect(JSON.parse(denied.stdout)).toEqual([expect.objectContaining({ event: "me.read", outcome: "denied", reason: "no_credentials", statusCode: 401, routeName: "GET /me" })]);
+    expect(JSON.parse(denied.stdout)).toEqual([
+      expect.objectContaining({ event: "me.read", outcome: "denied", reason: "no_credentials", statusCode: 401, routeName: "GET /me" }),
+    ]);
     const table = await routesCli("audit", "--db", db);
     expect(table.stdout.split("\n")[0]).toMatch(/^AT\s+EVENT\s+OUTCOME\s+ACTOR\s+ACTION\s+STATUS\s+REASON\s+ROUTE\s+REQUEST$/);
     expect(table.stdout).toMatch(/me\.read\s+denied\s+-\s+notes:read\s+401\s+no_credentials\s+GET \/me/);
     expect(JSON.parse((await routesCli("audit", "--db", db, "--actor", "nobody", "--json")).stdout)).toEqual([]);
-    expect(await routesCli("audit", "--db", db, "--outcome", "maybe")).toMatchObject({ code: 2, stderr: "routes: --outcome must be one of allowed, denied, completed, failed\n" });
+    expect(await routesCli("audit", "--db", db, "--outcome", "maybe")).toMatchObject({
+      code: 2,
+      stderr: "routes: --outcome must be one of allowed, denied, completed, failed\n",
+    });
     expect(await routesCli("audit")).toMatchObject({ code: 2, stderr: "routes: audit needs --db URL (or ROUTES_DB)\n" });
   });
 });

@@ -12,7 +12,7 @@
  * load prints one line `routes: <message>` on stderr and exits with code 2.
  */
 import { ConfigError } from "#lib/config";
-import { lastFlag, parseCommandLine, type FlagSpecs, type ParsedArgs } from "#lib/config/flags";
+import { type FlagSpecs, lastFlag, parseCommandLine, type ParsedArgs } from "#lib/config/flags";
 import { loadSection } from "#lib/config";
 import { booleanField, defineSection, envName, fieldNames, flagName, listenAddressCheck, stringField } from "#lib/config";
 import type { FileTree } from "#lib/files";
@@ -20,13 +20,13 @@ import { withRequestId } from "#lib/http";
 import { alignColumns, configSourcesLine, printBanner, serviceLogger } from "#lib/cli-output";
 import type { Logger } from "#lib/log";
 import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
-import { parseListenAddress, type HostRuntime, type RunningServer, type ServeEnv } from "#lib/runtime";
+import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
 import * as v from "valibot";
 import { idpMountable } from "./core/mountables.ts";
-import { embeddedSessionService, type EmbeddedSessions, type SessionsHost } from "../sessions/embed.ts";
-import { PolicyError, readPolicy, type Policy } from "./auth/policy.ts";
+import { type EmbeddedSessions, embeddedSessionService, type SessionsHost } from "../sessions/embed.ts";
+import { type Policy, PolicyError, readPolicy } from "./auth/policy.ts";
 import { issuerFor } from "./auth/security.ts";
-import { buildRouteHost, type AuditSetting } from "./build.ts";
+import { type AuditSetting, buildRouteHost } from "./build.ts";
 import { DEV_PAGE_PATH, devPage } from "./core/dev-page.ts";
 import type { RouteHost, RouteInfo } from "./core/types.ts";
 import { readScriptBundle, readWorkerBundle, sameBundle } from "./script/read-bundle.ts";
@@ -34,7 +34,7 @@ import type { AuditEvent, AuditOutcome } from "./core/services.ts";
 import { prepareRoutesStore, putResource, queryAudit } from "./store/store.ts";
 import { openSqlStore } from "#lib/db/open";
 import type { SqlStore } from "#lib/db";
-import { inProcessScriptRuntime, threadScriptRuntime, type SpawnScriptThread } from "./script/runtime.ts";
+import { inProcessScriptRuntime, type SpawnScriptThread, threadScriptRuntime } from "./script/runtime.ts";
 import type { ScriptBundle, ScriptLimits } from "./script/script-sandbox.ts";
 
 const wholeNumber = (min: number, max: number) =>
@@ -54,19 +54,49 @@ export const routesSection = defineSection({
       check: listenAddressCheck,
     }),
     dev: booleanField({ default: false, description: "Development mode: reload the script when it changes, error messages in 500s, a dev page at /_routes" }),
-    threads: stringField({ default: "2", description: "Sandbox threads running handlers (0: on the serving thread, for debugging)", check: wholeNumber(0, 64) }),
-    issuer: stringField({ default: "http://127.0.0.1:5556", description: "OIDC issuer whose access tokens authenticate requests and where browsers sign in; a path (/idp) is this host's own origin plus that path, for an identity provider the script mounts there (empty: no authenticator)" }),
+    threads: stringField({
+      default: "2",
+      description: "Sandbox threads running handlers (0: on the serving thread, for debugging)",
+      check: wholeNumber(0, 64),
+    }),
+    issuer: stringField({
+      default: "http://127.0.0.1:5556",
+      description:
+        "OIDC issuer whose access tokens authenticate requests and where browsers sign in; a path (/idp) is this host's own origin plus that path, for an identity provider the script mounts there (empty: no authenticator)",
+    }),
     audience: stringField({ default: "", description: "Accepted aud of access tokens, comma-separated (empty: the sign-in client id; *: any)" }),
-    "client-id": stringField({ default: "public-spa", description: "Client id for browser sign-in at the issuer (/auth/login; redirect URI <origin>/auth/callback)" }),
+    "client-id": stringField({
+      default: "public-spa",
+      description: "Client id for browser sign-in at the issuer (/auth/login; redirect URI <origin>/auth/callback)",
+    }),
     "client-secret": stringField({ default: "", secret: true, description: "Its secret, for a confidential client" }),
-    "policy-file": stringField({ default: "", description: "Policy (YAML or JSON) mapping roles to actions; ROUTES_POLICY gives one inline (neither: actions granted by the token's scope, roles, groups or permissions)" }),
-    "introspection-client-id": stringField({ default: "", description: "Client id for introspecting opaque tokens at the issuer (empty: opaque tokens refused)" }),
+    "policy-file": stringField({
+      default: "",
+      description:
+        "Policy (YAML or JSON) mapping roles to actions; ROUTES_POLICY gives one inline (neither: actions granted by the token's scope, roles, groups or permissions)",
+    }),
+    "introspection-client-id": stringField({
+      default: "",
+      description: "Client id for introspecting opaque tokens at the issuer (empty: opaque tokens refused)",
+    }),
     "introspection-client-secret": stringField({ default: "", secret: true, description: "Its secret" }),
-    assets: stringField({ default: "", description: "Read-only directories a script serves with app.staticFromAssetsModule(prefix, require(NAME), root): DIR (module assets) or NAME=DIR, comma-separated; bundled into the Worker by `bundle`" }),
+    assets: stringField({
+      default: "",
+      description:
+        "Read-only directories a script serves with app.staticFromAssetsModule(prefix, require(NAME), root): DIR (module assets) or NAME=DIR, comma-separated; bundled into the Worker by `bundle`",
+    }),
     "static-root": stringField({ default: "", description: "Directory app.static paths are relative to (default: the script's directory)" }),
     "session-secret": stringField({ default: "", secret: true, description: "Key signing the host session cookie (default: random at each start)" }),
-    db: stringField({ default: "", description: "SQL store for resources and audit events: file:PATH, :memory:, or a libSQL server (ROUTES_DB_AUTH_TOKEN); empty or none: no store (routes with resources answer 500)" }),
-    audit: stringField({ default: "auto", description: "Where audit events go: db, log (one line each), off; auto: db with --db, else log", check: v.picklist(["auto", "db", "log", "off"], 'expected "auto", "db", "log" or "off"') }),
+    db: stringField({
+      default: "",
+      description:
+        "SQL store for resources and audit events: file:PATH, :memory:, or a libSQL server (ROUTES_DB_AUTH_TOKEN); empty or none: no store (routes with resources answer 500)",
+    }),
+    audit: stringField({
+      default: "auto",
+      description: "Where audit events go: db, log (one line each), off; auto: db with --db, else log",
+      check: v.picklist(["auto", "db", "log", "off"], 'expected "auto", "db", "log" or "off"'),
+    }),
     "cpu-ms": stringField({ default: "5000", description: "CPU time of one handler call, ms", check: wholeNumber(1, 600_000) }),
     "wall-ms": stringField({ default: "30000", description: "Wall time of one handler call, ms", check: wholeNumber(1, 600_000) }),
     "mem-mb": stringField({ default: "64", description: "QuickJS heap of one sandbox, MiB", check: wholeNumber(1, 2048) }),
@@ -76,7 +106,11 @@ export const routesSection = defineSection({
 const COMMANDS = ["serve", "routes", "bundle", "audit", "resource"] as const;
 
 const FLAGS: FlagSpecs = {
-  ...Object.fromEntries(fieldNames(routesSection).map((f) => [flagName(routesSection, f)!, routesSection.fields[f as keyof typeof routesSection.fields].type === "boolean" ? { boolean: true } : {}])),
+  ...Object.fromEntries(
+    fieldNames(routesSection).map((
+      f,
+    ) => [flagName(routesSection, f)!, routesSection.fields[f as keyof typeof routesSection.fields].type === "boolean" ? { boolean: true } : {}]),
+  ),
   "config-file": {},
   profile: {},
   json: { boolean: true },
@@ -106,12 +140,14 @@ commands:
            stores a resource the resolver finds (routes with .resource(...))
 
 options (flag / environment variable / default):
-${fieldNames(routesSection)
-  .map((f) => {
-    const def = routesSection.fields[f as keyof typeof routesSection.fields];
-    return `  --${f.padEnd(28)} ${(envName(routesSection, f) ?? "").padEnd(34)} ${String(def.default) || '""'}\n      ${def.description}`;
-  })
-  .join("\n")}
+${
+  fieldNames(routesSection)
+    .map((f) => {
+      const def = routesSection.fields[f as keyof typeof routesSection.fields];
+      return `  --${f.padEnd(28)} ${(envName(routesSection, f) ?? "").padEnd(34)} ${String(def.default) || '""'}\n      ${def.description}`;
+    })
+    .join("\n")
+}
   --config-file PATH               YAML file with the fields under "routes:" (repeatable)
   --profile NAME                   ROUTES_PROFILE; profile from $XDG_CONFIG_HOME/routes/profiles.yaml
   --json                           routes: print JSON
@@ -145,7 +181,17 @@ async function loadConfig(runtime: HostRuntime, args: ParsedArgs, needsScript: b
   // The issuer as a URL (a path names a provider this host mounts); no database for "" or "none".
   const issuer = issuerUrl(values.issuer, values.addr);
   const db = values.db === "none" ? "" : values.db;
-  return { values, sources: loaded.sources, profile: loaded.profile, scriptPath, limits, issuer, db, assets: assetDirectories(runtime, values.assets, loaded.sources.assets), staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/" };
+  return {
+    values,
+    sources: loaded.sources,
+    profile: loaded.profile,
+    scriptPath,
+    limits,
+    issuer,
+    db,
+    assets: assetDirectories(runtime, values.assets, loaded.sources.assets),
+    staticRoot: values["static-root"] ? runtime.resolvePath(runtime.cwd(), values["static-root"]) : scriptPath.replace(/\/[^/]*$/, "") || "/",
+  };
 }
 
 /** The policy file's text and the policy in it (PolicyError when it is missing or wrong). */
@@ -166,7 +212,14 @@ function assetDirectories(runtime: HostRuntime, setting: string, source: string 
     const eq = item.indexOf("=");
     const name = eq > 0 ? item.slice(0, eq) : "assets";
     const dir = eq > 0 ? item.slice(eq + 1) : item;
-    if (!/^[a-z][a-z0-9_-]*$/i.test(name) || RESERVED_MODULES.has(name)) throw new ConfigError("CONFIG_INVALID_VALUE", `assets (from ${source}): ${JSON.stringify(name)} cannot name a module (letters, digits, - and _, not ${[...RESERVED_MODULES].join(", ")})`, source, "assets");
+    if (!/^[a-z][a-z0-9_-]*$/i.test(name) || RESERVED_MODULES.has(name)) {
+      throw new ConfigError(
+        "CONFIG_INVALID_VALUE",
+        `assets (from ${source}): ${JSON.stringify(name)} cannot name a module (letters, digits, - and _, not ${[...RESERVED_MODULES].join(", ")})`,
+        source,
+        "assets",
+      );
+    }
     if (name in out) throw new ConfigError("CONFIG_INVALID_VALUE", `assets (from ${source}): the module ${name} is given twice`, source, "assets");
     out[name] = runtime.resolvePath(runtime.cwd(), dir);
   }
@@ -184,11 +237,23 @@ function ownOrigin(addr: string): string {
 export const issuerUrl = (issuer: string, addr: string): string => issuerFor(issuer, ownOrigin(addr));
 
 /** The host this command line serves, from its settings (the one builder: build.ts). */
-function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, threads: number, engine: SandboxEngine | undefined, policy: Policy | undefined, store: SqlStore | undefined, platformEnv: Record<string, string | undefined>, sessionsMount: EmbeddedSessions | undefined): Promise<RouteHost> {
+function buildHost(
+  platform: RoutesPlatform,
+  config: Config,
+  logger: Logger,
+  threads: number,
+  engine: SandboxEngine | undefined,
+  policy: Policy | undefined,
+  store: SqlStore | undefined,
+  platformEnv: Record<string, string | undefined>,
+  sessionsMount: EmbeddedSessions | undefined,
+): Promise<RouteHost> {
   const { values } = config;
   // A provider mounted here (issuer a path) accepts this host's sign-in callback and, through the
   // callback's origin, its logout redirect, unless IDP_REDIRECT_URIS says otherwise.
-  const idpEnv = values.issuer.startsWith("/") && !platformEnv.IDP_REDIRECT_URIS ? { ...platformEnv, IDP_REDIRECT_URIS: `${ownOrigin(values.addr)}/auth/callback` } : platformEnv;
+  const idpEnv = values.issuer.startsWith("/") && !platformEnv.IDP_REDIRECT_URIS
+    ? { ...platformEnv, IDP_REDIRECT_URIS: `${ownOrigin(values.addr)}/auth/callback` }
+    : platformEnv;
   return buildRouteHost({
     logger,
     dev: values.dev,
@@ -199,7 +264,9 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
     security: {
       issuer: config.issuer,
       audience: values.audience,
-      introspection: values["introspection-client-id"] ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] } : undefined,
+      introspection: values["introspection-client-id"]
+        ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] }
+        : undefined,
       clientId: values["client-id"],
       clientSecret: values["client-secret"],
       sessionSecret: values["session-secret"],
@@ -207,7 +274,9 @@ function buildHost(platform: RoutesPlatform, config: Config, logger: Logger, thr
     },
     mountables: { idp: idpMountable({ logger: logger.child({ service: "idp" }), env: idpEnv }), sessions: sessionsMount?.handler },
     runtime: (natives, hostCalls) =>
-      engine ? inProcessScriptRuntime(engine, { natives, hostCalls, limits: config.limits }) : threadScriptRuntime(platform.spawnScriptThread, { natives, hostCalls, limits: config.limits, threads }),
+      engine
+        ? inProcessScriptRuntime(engine, { natives, hostCalls, limits: config.limits })
+        : threadScriptRuntime(platform.spawnScriptThread, { natives, hostCalls, limits: config.limits, threads }),
   });
 }
 
@@ -237,7 +306,9 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
       return undefined;
     }
     const command = args.positionals[0];
-    if (!COMMANDS.includes(command as never)) return fail(runtime, command === undefined ? `a command is needed: ${COMMANDS.join(", ")}` : `unknown command ${command}`);
+    if (!COMMANDS.includes(command as never)) {
+      return fail(runtime, command === undefined ? `a command is needed: ${COMMANDS.join(", ")}` : `unknown command ${command}`);
+    }
     const words = command === "resource" ? 2 : 1;
     if (command === "resource" && args.positionals[1] !== "put") return fail(runtime, "resource takes one command: put");
     if (args.positionals.length > words) return fail(runtime, `unexpected argument ${args.positionals[words]}`);
@@ -330,19 +401,37 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     return fail(runtime, `cannot listen on ${config.values.addr}: ${(err as Error).message}`);
   }
   const { issuer } = config;
-  logger.info("routes listening", { addr: `${server.hostname}:${server.port}`, script: config.scriptPath, routes: host.routes().length, dev: config.values.dev, threads, issuer: issuer || null });
+  logger.info("routes listening", {
+    addr: `${server.hostname}:${server.port}`,
+    script: config.scriptPath,
+    routes: host.routes().length,
+    dev: config.values.dev,
+    threads,
+    issuer: issuer || null,
+  });
   const rows = host.routes();
   const count = (access: string) => rows.filter((r) => r.access === access).length;
   printBanner(runtime, `route host  http://${server.hostname}:${server.port}`, [
     ["script", config.scriptPath],
-    ["routes", `${count("public")} public, ${count("auth") + count("auth?")} authenticated, ${count("mount")} mounts, ${count("static")} static (npm run routes -- routes --script ... lists them)`],
+    [
+      "routes",
+      `${count("public")} public, ${count("auth") + count("auth?")} authenticated, ${count("mount")} mounts, ${
+        count("static")
+      } static (npm run routes -- routes --script ... lists them)`,
+    ],
     ["dev page", config.values.dev ? `http://${server.hostname}:${server.port}${DEV_PAGE_PATH} (reloads on edit)` : undefined],
     ["data", store ? `${config.db} (resources; audit ${config.values.audit === "auto" ? "db" : config.values.audit})` : undefined],
-    ["authorized by", policyFile ? `policy file ${policyFile}` : inlinePolicy ? "the policy in ROUTES_POLICY" : "the token's scope, roles, groups or permissions"],
+    [
+      "authorized by",
+      policyFile ? `policy file ${policyFile}` : inlinePolicy ? "the policy in ROUTES_POLICY" : "the token's scope, roles, groups or permissions",
+    ],
     ["sign-in", config.values.issuer ? `http://${server.hostname}:${server.port}/auth/login (client ${config.values["client-id"]} at ${issuer})` : undefined],
     // A path issuer is a provider this script mounts: its own, not the one a `npm start` runs on :5556.
     ["provider", config.values.issuer.startsWith("/") ? `${issuer}: this script's own (not :5556's); who is signed in: ${issuer}/debug/ui` : undefined],
-    ["tokens from", config.values.issuer ? `${issuer} (aud ${config.values.audience || config.values["client-id"]})` : "nobody: authenticated routes answer 500"],
+    [
+      "tokens from",
+      config.values.issuer ? `${issuer} (aud ${config.values.audience || config.values["client-id"]})` : "nobody: authenticated routes answer 500",
+    ],
     ["config", configSourcesLine(config.profile, config.sources)],
   ]);
   runtime.onShutdown(async () => {
@@ -367,7 +456,11 @@ async function writeBundle(runtime: HostRuntime, platform: RoutesPlatform, confi
     if (policyFile) bundle.policy = policyFile.text;
     await runtime.ensureDir(path.slice(0, cut) || "/");
     await platform.files.writeText(path.slice(0, cut) || "/", path.slice(cut + 1), JSON.stringify(bundle));
-    runtime.print(`routes: wrote ${out} (${Object.keys(bundle.script.files).length} script files, ${Object.keys(bundle.files).length} files${policyFile ? `, the policy of ${policyFile.file}` : ""})`);
+    runtime.print(
+      `routes: wrote ${out} (${Object.keys(bundle.script.files).length} script files, ${Object.keys(bundle.files).length} files${
+        policyFile ? `, the policy of ${policyFile.file}` : ""
+      })`,
+    );
   } catch (err) {
     return fail(runtime, (err as Error).message);
   }
@@ -379,7 +472,9 @@ export function sinceTime(value: string, now = Date.now()): string {
   const m = /^(\d+)([smhd])$/.exec(value);
   if (m) return new Date(now - Number(m[1]) * { s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7 }[m[2] as "s" | "m" | "h" | "d"]).toISOString();
   const at = new Date(value);
-  if (Number.isNaN(at.getTime()) || !/^\d{4}-\d\d-\d\d/.test(value)) throw new Error(`--since ${value}: expected RFC 3339 (2026-11-25T06:00:00Z) or a duration (15m, 2h, 7d)`);
+  if (Number.isNaN(at.getTime()) || !/^\d{4}-\d\d-\d\d/.test(value)) {
+    throw new Error(`--since ${value}: expected RFC 3339 (2026-11-25T06:00:00Z) or a duration (15m, 2h, 7d)`);
+  }
   return at.toISOString();
 }
 
@@ -436,7 +531,19 @@ async function storeCommand(runtime: HostRuntime, config: Config, args: ParsedAr
 
 export function formatAuditTable(events: AuditEvent[]): string {
   const header = ["AT", "EVENT", "OUTCOME", "ACTOR", "ACTION", "STATUS", "REASON", "ROUTE", "REQUEST"];
-  const rows = events.map((e) => [e.at, e.event, e.outcome, e.actor?.id ?? "-", e.action ?? "-", e.statusCode === undefined ? "-" : String(e.statusCode), e.reason ?? "-", e.routeName ?? `${e.method} ${e.pattern}`, e.requestId]);
+  const rows = events.map((
+    e,
+  ) => [
+    e.at,
+    e.event,
+    e.outcome,
+    e.actor?.id ?? "-",
+    e.action ?? "-",
+    e.statusCode === undefined ? "-" : String(e.statusCode),
+    e.reason ?? "-",
+    e.routeName ?? `${e.method} ${e.pattern}`,
+    e.requestId,
+  ]);
   return alignColumns([header, ...rows]);
 }
 

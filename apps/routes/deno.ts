@@ -6,4 +6,8 @@ import { denoSessionsHost } from "../sessions/deno-host.ts";
 import { runRoutesCli } from "./cli.ts";
 
 const files = denoFileTree();
-await runRoutesCli(denoRuntime(), { files, spawnScriptThread: denoThreadSpawner(new URL("./deno-thread.ts", import.meta.url)), sessions: denoSessionsHost(files) });
+await runRoutesCli(denoRuntime(), {
+  files,
+  spawnScriptThread: denoThreadSpawner(new URL("./deno-thread.ts", import.meta.url)),
+  sessions: denoSessionsHost(files),
+});

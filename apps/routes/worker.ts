@@ -32,8 +32,8 @@ import wasmModule from "../../node_modules/@jitl/quickjs-wasmfile-release-sync/d
 import bundle from "routes-bundle";
 import { durableObjectStore } from "#lib/db/durable";
 import { libsqlStore } from "#lib/db/libsql";
-import type { SqlStore, SqlStatement, SqlRow, SqlValue } from "#lib/db";
-import { memoryFileTree, r2FileTree, type R2BucketLike } from "#lib/files";
+import type { SqlRow, SqlStatement, SqlStore, SqlValue } from "#lib/db";
+import { memoryFileTree, type R2BucketLike, r2FileTree } from "#lib/files";
 import { errorEnvelope } from "#lib/http";
 import { withRequestId } from "#lib/http";
 import { createLogger, type LogLevel } from "#lib/log";
@@ -51,7 +51,7 @@ import { DEFAULT_SCRIPT_LIMITS } from "./script/script-sandbox.ts";
 
 // The other products' Durable Objects, so one `wrangler dev --env routes` serves all three.
 export { IdpObject } from "../idp/worker.ts";
-export { SessionsObject, SessionRuntimeObject } from "../sessions/worker.ts";
+export { SessionRuntimeObject, SessionsObject } from "../sessions/worker.ts";
 
 export interface RoutesWorkerEnv {
   STATIC?: R2Bucket;
@@ -132,7 +132,9 @@ type Fetch = (request: Request, env: RoutesWorkerEnv) => Promise<Response>;
 /** The session service in this Worker: its web UI from the assets, the rest from its object. */
 function sessionsHere(request: Request, env: RoutesWorkerEnv): Promise<Response> {
   const path = new URL(request.url).pathname;
-  if (env.SESSIONS_UI && (request.method === "GET" || request.method === "HEAD") && (path === "/" || path.startsWith("/assets/"))) return env.SESSIONS_UI.fetch(request);
+  if (env.SESSIONS_UI && (request.method === "GET" || request.method === "HEAD") && (path === "/" || path.startsWith("/assets/"))) {
+    return env.SESSIONS_UI.fetch(request);
+  }
   return sessionsWorker.fetch(request, env as never);
 }
 
@@ -141,7 +143,13 @@ function product(name: string, service: Fetcher | undefined, own: Fetch | undefi
   return async (request: Request) => {
     if (service) return service.fetch(request);
     if (own) return own(request, env);
-    return Response.json(errorEnvelope("INTERNAL", `require("${name}") has nothing to serve: bind ${name.toUpperCase()}_SERVICE or its Durable Objects (wrangler.toml [env.routes])`), { status: 500 });
+    return Response.json(
+      errorEnvelope(
+        "INTERNAL",
+        `require("${name}") has nothing to serve: bind ${name.toUpperCase()}_SERVICE or its Durable Objects (wrangler.toml [env.routes])`,
+      ),
+      { status: 500 },
+    );
   };
 }
 
@@ -159,8 +167,14 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
   const store = await openStore(env);
   const files = env.STATIC ? r2FileTree(env.STATIC as unknown as R2BucketLike) : memoryFileTree(bundledFiles(bundle.files, STATIC_ROOT.slice(1)));
   // Assets modules (`bundle --assets`), each a read-only tree of its own.
-  const assets = Object.fromEntries(Object.entries(bundle.assets ?? {}).map(([name, files]) => [name, { tree: memoryFileTree(bundledFiles(files, "assets")), root: "/assets" }]));
-  const limits = { cpuMs: number(env.ROUTES_CPU_MS, DEFAULT_SCRIPT_LIMITS.cpuMs), wallMs: number(env.ROUTES_WALL_MS, DEFAULT_SCRIPT_LIMITS.wallMs), memMb: number(env.ROUTES_MEM_MB, DEFAULT_SCRIPT_LIMITS.memMb) };
+  const assets = Object.fromEntries(
+    Object.entries(bundle.assets ?? {}).map(([name, files]) => [name, { tree: memoryFileTree(bundledFiles(files, "assets")), root: "/assets" }]),
+  );
+  const limits = {
+    cpuMs: number(env.ROUTES_CPU_MS, DEFAULT_SCRIPT_LIMITS.cpuMs),
+    wallMs: number(env.ROUTES_WALL_MS, DEFAULT_SCRIPT_LIMITS.wallMs),
+    memMb: number(env.ROUTES_MEM_MB, DEFAULT_SCRIPT_LIMITS.memMb),
+  };
   const host = await buildRouteHost({
     logger,
     dev: env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1",
@@ -171,20 +185,31 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
     security: {
       issuer,
       audience: env.ROUTES_AUDIENCE,
-      introspection: env.ROUTES_INTROSPECTION_CLIENT_ID ? { clientId: env.ROUTES_INTROSPECTION_CLIENT_ID, clientSecret: env.ROUTES_INTROSPECTION_CLIENT_SECRET ?? "" } : undefined,
+      introspection: env.ROUTES_INTROSPECTION_CLIENT_ID
+        ? { clientId: env.ROUTES_INTROSPECTION_CLIENT_ID, clientSecret: env.ROUTES_INTROSPECTION_CLIENT_SECRET ?? "" }
+        : undefined,
       clientId: env.ROUTES_CLIENT_ID,
       clientSecret: env.ROUTES_CLIENT_SECRET,
       sessionSecret: env.ROUTES_SESSION_SECRET,
-      policy: env.ROUTES_POLICY ? await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY") : bundle.policy ? await readPolicy(bundle.policy, "the bundled policy") : undefined,
+      policy: env.ROUTES_POLICY
+        ? await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY")
+        : bundle.policy
+        ? await readPolicy(bundle.policy, "the bundled policy")
+        : undefined,
     },
     mountables: {
-      idp: withoutIssuerAlias(product("idp", env.IDP_SERVICE, env.IDP ? (r, e) => idpWorker.fetch(r, e as never) : undefined, env), () => new URL((env.IDP_ISSUER ?? "").replace("{origin}", origin) || origin).pathname),
+      idp: withoutIssuerAlias(
+        product("idp", env.IDP_SERVICE, env.IDP ? (r, e) => idpWorker.fetch(r, e as never) : undefined, env),
+        () => new URL((env.IDP_ISSUER ?? "").replace("{origin}", origin) || origin).pathname,
+      ),
       sessions: product("sessions", env.SESSIONS_SERVICE, env.SESSIONS ? (r, e) => sessionsHere(r, e) : undefined, env),
     },
     runtime: (natives, hostCalls) => inProcessScriptRuntime(engine, { natives, hostCalls, limits }),
   });
   await host.loadScript(bundle.script);
-  return withRequestId({ fetch: (request: Request) => host.fetch(request, { clientAddress: request.headers.get("cf-connecting-ip") ?? undefined }) }, { accessLog: env.ACCESS_LOG === "off" ? undefined : logger });
+  return withRequestId({ fetch: (request: Request) => host.fetch(request, { clientAddress: request.headers.get("cf-connecting-ip") ?? undefined }) }, {
+    accessLog: env.ACCESS_LOG === "off" ? undefined : logger,
+  });
 }
 
 export default {

@@ -5,10 +5,10 @@
  * the live runtimes, the worktree and library file trees, the clock), so the entry files stay a
  * few lines. Migrations and restart recovery run once at creation; every request waits for them.
  */
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import { applyMigrations } from "#lib/db";
 import type { SqlStore } from "#lib/db";
-import { FileTreeError, type FileTree } from "#lib/files";
+import { type FileTree, FileTreeError } from "#lib/files";
 import { ApiError, apiErrorHandler, apiNotFound } from "#lib/http";
 import { withRequestId } from "#lib/http";
 import { serveStatic, type StaticDirectory } from "#lib/http";
@@ -21,7 +21,7 @@ import type { LibraryDirectory } from "./domain/libraries.ts";
 import type { Clock } from "./domain/records.ts";
 import type { RecorderOptions } from "./domain/recorder.ts";
 import { recoverAfterRestart, runtimesLost } from "./domain/sessions.ts";
-import { MODULE_CATALOG, type LiveRuntimes, type ModuleName } from "./live/types.ts";
+import { type LiveRuntimes, MODULE_CATALOG, type ModuleName } from "./live/types.ts";
 import { mountApi } from "./routes/api.ts";
 import { registerEvents } from "./routes/events.ts";
 import { registerExecutions } from "./routes/executions.ts";

@@ -14,12 +14,12 @@ import type { FileTree } from "#lib/files";
 import type { StaticDirectory } from "#lib/http";
 import { printBanner, serviceLogger } from "#lib/cli-output";
 import { loadQuickJS } from "#lib/sandbox";
-import { parseListenAddress, type HostRuntime, type RunningServer } from "#lib/runtime";
+import { type HostRuntime, parseListenAddress, type RunningServer } from "#lib/runtime";
 import { createSessionService, type SessionService } from "./app.ts";
 import { parseModuleCatalog, sandboxHostEnv } from "./domain/modules.ts";
 import { createInProcessRuntimes } from "./live/in-process.ts";
 import type { ThreadPoolOptions } from "./live/thread-pool.ts";
-import { MODULE_CATALOG, type LiveRuntimes } from "./live/types.ts";
+import { type LiveRuntimes, MODULE_CATALOG } from "./live/types.ts";
 
 export const USAGE = `usage: sessions serve [options]
 
@@ -79,7 +79,9 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
     return undefined;
   }
   const [command, ...extra] = args.positionals;
-  if (command !== "serve" || extra.length > 0) return fail(runtime, command === undefined ? "a command is needed" : `unknown command ${[command, ...extra].join(" ")}`);
+  if (command !== "serve" || extra.length > 0) {
+    return fail(runtime, command === undefined ? "a command is needed" : `unknown command ${[command, ...extra].join(" ")}`);
+  }
 
   const setting = (flag: string, env: string, fallback: string) => lastFlag(args, flag) ?? runtime.env[env] ?? fallback;
   let modules;
@@ -106,12 +108,20 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
   let lost: SessionService["runtimesLost"] = () => {};
   const onLost = (ids: string[], reason: string) => lost(ids, reason);
   const hostEnv = sandboxHostEnv(runtime.env);
-  const live =
-    threads === 0
-      ? createInProcessRuntimes(await loadQuickJS(), { worktrees: host.files, hostEnv, modules, onLost })
-      : host.threadRuntimes({ threads, hostEnv, modules, onLost });
+  const live = threads === 0
+    ? createInProcessRuntimes(await loadQuickJS(), { worktrees: host.files, hostEnv, modules, onLost })
+    : host.threadRuntimes({ threads, hostEnv, modules, onLost });
   const ui = await webUi(host);
-  const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: libraryDir }, modules, logger, ui, memory: () => runtime.memoryUsage() });
+  const service = createSessionService({
+    store,
+    live,
+    worktrees: host.files,
+    libraries: { tree: host.files, root: libraryDir },
+    modules,
+    logger,
+    ui,
+    memory: () => runtime.memoryUsage(),
+  });
   lost = service.runtimesLost;
   await service.ready;
   const server = await runtime.serve((req, env) => service.app.fetch(req, env), address);

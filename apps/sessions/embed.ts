@@ -7,7 +7,7 @@
 import { openSqlStore } from "#lib/db/open";
 import type { Logger } from "#lib/log";
 import type { FetchHandler, HostRuntime } from "#lib/runtime";
-import { webUi, type SessionsHost } from "./cli.ts";
+import { type SessionsHost, webUi } from "./cli.ts";
 
 export type { SessionsHost } from "./cli.ts";
 export { uiDirectoryOf } from "./cli.ts";
@@ -26,7 +26,16 @@ export function embeddedSessionService(runtime: HostRuntime, host: SessionsHost,
     const store = await openSqlStore(runtime, runtime.env.ROUTES_SESSIONS_DB || ":memory:");
     let lost: (ids: string[], reason: string) => void = () => {};
     const live = host.threadRuntimes({ threads: 1, hostEnv: sandboxHostEnv(runtime.env), onLost: (ids, reason) => lost(ids, reason) });
-    const service = createSessionService({ store, live, worktrees: host.files, libraries: { tree: host.files, root: runtime.resolvePath(runtime.cwd(), "libraries") }, logger, accessLog: false, ui: await webUi(host), memory: () => runtime.memoryUsage() });
+    const service = createSessionService({
+      store,
+      live,
+      worktrees: host.files,
+      libraries: { tree: host.files, root: runtime.resolvePath(runtime.cwd(), "libraries") },
+      logger,
+      accessLog: false,
+      ui: await webUi(host),
+      memory: () => runtime.memoryUsage(),
+    });
     lost = service.runtimesLost;
     await service.ready;
     return {

@@ -2,7 +2,7 @@
 import { nodeFileTree } from "#lib/adapters/node-files";
 import { nodeThreadSpawner } from "#lib/adapters/node-threads";
 import type { FileTree } from "#lib/files";
-import { uiDirectoryOf, type SessionsHost } from "./cli.ts";
+import { type SessionsHost, uiDirectoryOf } from "./cli.ts";
 import { createThreadRuntimes } from "./live/thread-pool.ts";
 
 export interface NodeSessionsPlaces {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
 import * as client from "openid-client";
-import { startIdp, type StartedIdp } from "devservices/idp/testing";
+import { type StartedIdp, startIdp } from "devservices/idp/testing";
 
 const REDIRECT_URI = "http://127.0.0.1:3000/callback"; // accepted by the builtin dev-client
 let idp: StartedIdp;

@@ -39,65 +39,127 @@ const title = (body) => {
 };
 
 app.get("/").public().handle(() =>
-  page("One origin", null, html`
-    <p>A notes app written as a route script, with the identity provider and the session service
-    mounted beside it on this origin.</p>
-    <table>
-      <tr><td><a href="/notes">/notes</a></td><td>your notes (signs you in first: try <code>alice</code>)</td></tr>
-      <tr><td><a href="/sessions/">/sessions/</a></td><td>the session console (templates, sessions, a REPL), behind sign-in; its API at /sessions/api/v1</td></tr>
-      <tr><td><a href="/admin/audit">/admin/audit</a></td><td>the audit log (sign in as <code>admin</code>)</td></tr>
-      <tr><td><a href="/idp/.well-known/openid-configuration">/idp</a></td><td>this example's own identity provider (its discovery document); who is signed in there: <a href="/idp/debug/ui">/idp/debug/ui</a></td></tr>
-    </table>
-    <p class="muted">The provider under /idp is part of this example. The one <code>npm start</code> also runs on port 5556
-    is another provider, with sessions of its own.</p>`));
+  page(
+    "One origin",
+    null,
+    html`
+      <p>A notes app written as a route script, with the identity provider and the session service
+      mounted beside it on this origin.</p>
+      <table>
+        <tr>
+          <td><a href="/notes">/notes</a></td>
+          <td>your notes (signs you in first: try <code>alice</code>)</td>
+        </tr>
+        <tr>
+          <td><a href="/sessions/">/sessions/</a></td>
+          <td>the session console (templates, sessions, a REPL), behind sign-in; its API at /sessions/api/v1</td>
+        </tr>
+        <tr>
+          <td><a href="/admin/audit">/admin/audit</a></td>
+          <td>the audit log (sign in as <code>admin</code>)</td>
+        </tr>
+        <tr>
+          <td><a href="/idp/.well-known/openid-configuration">/idp</a></td>
+          <td>this example's own identity provider (its discovery document); who is signed in there: <a href="/idp/debug/ui">/idp/debug/ui</a></td>
+        </tr>
+      </table>
+      <p class="muted">The provider under /idp is part of this example. The one <code>npm start</code> also runs on port 5556
+      is another provider, with sessions of its own.</p>
+    `,
+  )
+);
 
 app.get("/notes").auth(user).allow("notes:list").handle(async (ctx) => {
   const notes = await resources.list("note", { tenantId: workspaceOf(ctx.actor) });
-  return page("Notes", ctx.actor, html`
-    <p class="muted">Workspace <code>${workspaceOf(ctx.actor)}</code></p>
-    ${notes.length === 0 ? html`<p>No notes yet.</p>` : html`<table><tr><th>Title</th><th>By</th></tr>${notes.map(
-      (n) => html`<tr><td><a href="/notes/${encodeURIComponent(n.id)}">${n.title}</a></td><td>${n.ownerName || n.owner}</td></tr>`,
-    )}</table>`}
-    <h2>New note</h2>
-    <form method="post" action="/notes">${csrfField(ctx)}
-      <label>Title <input name="title" required maxlength="200"></label>
-      <label>Text <textarea name="text"></textarea></label>
-      <button id="create">Create</button>
-    </form>`);
+  return page(
+    "Notes",
+    ctx.actor,
+    html`
+      <p class="muted">Workspace <code>${workspaceOf(ctx.actor)}</code></p>
+      ${notes.length === 0 ? html`<p>No notes yet.</p>` : html`<table><tr><th>Title</th><th>By</th></tr>${
+        notes.map(
+          (n) =>
+            html`
+              <tr>
+                <td><a href="/notes/${encodeURIComponent(n.id)}">${n.title}</a></td>
+                <td>${n.ownerName || n.owner}</td>
+              </tr>
+            `,
+        )
+      }</table>`}
+      <h2>New note</h2>
+      <form method="post" action="/notes">${csrfField(ctx)}
+        <label>Title <input name="title" required maxlength="200"></label>
+        <label>Text <textarea name="text"></textarea></label>
+        <button id="create">Create</button>
+      </form>
+    `,
+  );
 });
 
 app.post("/notes").auth(user).csrf().allow("notes:create").audit("note.create").handle(async (ctx, res) => {
   const t = title(ctx.body);
   if (!t) return res.status(400).html(page("Not saved", ctx.actor, html`<p>A note needs a title of at most 200 characters.</p>`));
   const now = new Date().toISOString();
-  const saved = await resources.put({ type: "note", tenantId: workspaceOf(ctx.actor), owner: ctx.actor.id, attributes: { title: t, text: String(ctx.body.text || ""), ownerName: nameOf(ctx.actor), createdAt: now, updatedAt: now } });
+  const saved = await resources.put({
+    type: "note",
+    tenantId: workspaceOf(ctx.actor),
+    owner: ctx.actor.id,
+    attributes: { title: t, text: String(ctx.body.text || ""), ownerName: nameOf(ctx.actor), createdAt: now, updatedAt: now },
+  });
   res.redirect(303, `/notes/${encodeURIComponent(saved.id)}`);
 });
 
 app.get("/notes/:id").auth(user).resource(note).allow("notes:read").audit("note.read").handle(async (ctx) => {
   const n = ctx.resource("note");
   const history = await audit.events({ resource: { type: "note", id: n.id }, limit: 20 });
-  return page(n.title, ctx.actor, html`
-    <form method="post" action="/notes/${encodeURIComponent(n.id)}">${csrfField(ctx)}
-      <label>Title <input name="title" value="${n.title}" required maxlength="200"></label>
-      <label>Text <textarea name="text">${n.text}</textarea></label>
-      <button id="save">Save</button>
-    </form>
-    <form class="inline" method="post" action="/notes/${encodeURIComponent(n.id)}/delete">${csrfField(ctx)}<button id="delete">Delete</button></form>
-    <h2>History</h2>
-    <table id="history"><tr><th>At</th><th>Event</th><th>Outcome</th><th>Who</th></tr>${history.map(
-      (e) => html`<tr><td>${e.at}</td><td>${e.event}</td><td class="${e.outcome === "denied" ? "denied" : ""}">${e.outcome}${e.reason ? ` (${e.reason})` : ""}</td><td>${e.actor ? nameOf(e.actor) : ""}</td></tr>`,
-    )}${n.createdAt && history.length < 20
-      // Its creation: the create route's audit event names no note (the id is made by the handler).
-      ? html`<tr class="created"><td>${n.createdAt}</td><td>note.create</td><td>completed</td><td>${n.ownerName || n.owner}</td></tr>`
-      : ""}</table>`);
+  return page(
+    n.title,
+    ctx.actor,
+    html`
+      <form method="post" action="/notes/${encodeURIComponent(n.id)}">${csrfField(ctx)}
+        <label>Title <input name="title" value="${n.title}" required maxlength="200"></label>
+        <label>Text <textarea name="text">${n.text}</textarea></label>
+        <button id="save">Save</button>
+      </form>
+      <form class="inline" method="post" action="/notes/${encodeURIComponent(n.id)}/delete">${csrfField(ctx)}<button id="delete">Delete</button></form>
+      <h2>History</h2>
+      <table id="history"><tr><th>At</th><th>Event</th><th>Outcome</th><th>Who</th></tr>${history.map(
+        (e) =>
+          html`
+            <tr>
+              <td>${e.at}</td>
+              <td>${e.event}</td>
+              <td class="${e.outcome === "denied" ? "denied" : ""}">${e.outcome}${e.reason ? ` (${e.reason})` : ""}</td>
+              <td>${e.actor ? nameOf(e.actor) : ""}</td>
+            </tr>
+          `,
+      )}${n.createdAt && history.length < 20
+        // Its creation: the create route's audit event names no note (the id is made by the handler).
+        ? html`
+          <tr class="created">
+            <td>${n.createdAt}</td>
+            <td>note.create</td>
+            <td>completed</td>
+            <td>${n.ownerName || n.owner}</td>
+          </tr>
+        `
+        : ""}</table>
+    `,
+  );
 });
 
 app.post("/notes/:id").auth(user).resource(note).csrf().allow("notes:write").audit("note.update").handle(async (ctx, res) => {
   const n = ctx.resource("note");
   const t = title(ctx.body);
   if (!t) return res.status(400).html(page("Not saved", ctx.actor, html`<p>A note needs a title of at most 200 characters.</p>`));
-  await resources.put({ type: "note", id: n.id, tenantId: n.tenantId, owner: n.owner, attributes: { title: t, text: String(ctx.body.text || ""), ownerName: n.ownerName, createdAt: n.createdAt, updatedAt: new Date().toISOString() } });
+  await resources.put({
+    type: "note",
+    id: n.id,
+    tenantId: n.tenantId,
+    owner: n.owner,
+    attributes: { title: t, text: String(ctx.body.text || ""), ownerName: n.ownerName, createdAt: n.createdAt, updatedAt: new Date().toISOString() },
+  });
   res.redirect(303, `/notes/${encodeURIComponent(n.id)}`);
 });
 
@@ -119,11 +181,27 @@ app.get("/admin/audit").auth(user).allow("audit:read").handle(async (ctx) => {
   const pager = html`<p class="pager">${pageNo > 1 ? html`<a href="${link(pageNo - 1)}" rel="prev">← newer</a>` : ""}
     <span class="muted">page ${pageNo}</span>
     ${fetched.length > pageNo * PAGE && pageNo < 1000 / PAGE ? html`<a href="${link(pageNo + 1)}" rel="next">older →</a>` : ""}</p>`;
-  return page("Audit", ctx.actor, html`
-    <p><a href="/admin/audit">all</a> · <a href="/admin/audit?outcome=denied">denied</a> · <a href="/admin/audit?outcome=failed">failed</a></p>
-    <table id="audit"><tr><th>At</th><th>Event</th><th>Outcome</th><th>Who</th><th>Route</th><th>Resource</th><th>Status</th></tr>${events.map(
-      (e) => html`<tr><td>${e.at}</td><td>${e.event}</td><td class="${e.outcome === "denied" ? "denied" : ""}">${e.outcome}${e.reason ? ` (${e.reason})` : ""}</td><td title="${e.actor ? e.actor.id : ""}">${e.actor ? nameOf(e.actor) : ""}</td><td>${e.method} ${e.pattern}</td><td>${e.resource ? `${e.resource.type || ""} ${e.resource.id}` : ""}</td><td>${e.statusCode}</td></tr>`,
-    )}</table>
-    ${events.length === 0 ? html`<p>No events${outcome ? ` with outcome ${outcome}` : ""} on this page.</p>` : ""}
-    ${pager}`);
+  return page(
+    "Audit",
+    ctx.actor,
+    html`
+      <p><a href="/admin/audit">all</a> · <a href="/admin/audit?outcome=denied">denied</a> · <a href="/admin/audit?outcome=failed">failed</a></p>
+      <table id="audit"><tr><th>At</th><th>Event</th><th>Outcome</th><th>Who</th><th>Route</th><th>Resource</th><th>Status</th></tr>${events.map(
+        (e) =>
+          html`
+            <tr>
+              <td>${e.at}</td>
+              <td>${e.event}</td>
+              <td class="${e.outcome === "denied" ? "denied" : ""}">${e.outcome}${e.reason ? ` (${e.reason})` : ""}</td>
+              <td title="${e.actor ? e.actor.id : ""}">${e.actor ? nameOf(e.actor) : ""}</td>
+              <td>${e.method} ${e.pattern}</td>
+              <td>${e.resource ? `${e.resource.type || ""} ${e.resource.id}` : ""}</td>
+              <td>${e.statusCode}</td>
+            </tr>
+          `,
+      )}</table>
+      ${events.length === 0 ? html`<p>No events${outcome ? ` with outcome ${outcome}` : ""} on this page.</p>` : ""}
+      ${pager}
+    `,
+  );
 });

@@ -1,5 +1,5 @@
 /** HostRuntime for Deno: Deno.serve for sockets, Deno's file API for files. */
-import { shutdownSequence, type HostRuntime } from "#lib/runtime";
+import { type HostRuntime, shutdownSequence } from "#lib/runtime";
 
 // Deno's types are not part of this TypeScript project; this is the slice used here.
 declare const Deno: {
@@ -43,8 +43,7 @@ export function denoRuntime(): HostRuntime {
     },
     (code) => Deno.exit(code),
   );
-  const resolvePath = (...segments: string[]) =>
-    normalize(segments.reduce((acc, s) => (isAbsolute(s) ? s : `${acc}/${s}`), Deno.cwd()));
+  const resolvePath = (...segments: string[]) => normalize(segments.reduce((acc, s) => (isAbsolute(s) ? s : `${acc}/${s}`), Deno.cwd()));
   return {
     name: "deno",
     args: Deno.args,
@@ -68,8 +67,7 @@ export function denoRuntime(): HostRuntime {
           {
             hostname: address.hostname,
             port: address.port,
-            onListen: ({ port }) =>
-              resolveServer({ hostname: address.hostname, port, close: () => server.shutdown() }),
+            onListen: ({ port }) => resolveServer({ hostname: address.hostname, port, close: () => server.shutdown() }),
           },
           (req, info) => fetch(req, { clientAddress: info.remoteAddr.hostname }),
         );

@@ -72,19 +72,19 @@ const ownImportMetaUrl = {
 };
 
 const buildOptions = (entryPath, name) => ({
-    entryPoints: [entryPath],
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: "node20",
-    packages: "external",
-    sourcemap: "inline",
-    // Source map paths are relative to this (the bundle's directory), so traces name the sources.
-    outfile: resolve(CACHE, `${name}.mjs`),
-    sourcesContent: false,
-    metafile: true,
-    write: false,
-    logLevel: "silent",
+  entryPoints: [entryPath],
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  packages: "external",
+  sourcemap: "inline",
+  // Source map paths are relative to this (the bundle's directory), so traces name the sources.
+  outfile: resolve(CACHE, `${name}.mjs`),
+  sourcesContent: false,
+  metafile: true,
+  write: false,
+  logLevel: "silent",
 });
 
 /** Caches a build's result (see `cached`); the bundle's URL, or undefined if it cannot be used. */

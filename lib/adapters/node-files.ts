@@ -2,7 +2,7 @@
  * becomes, in lib/files/host.ts). */
 import { lstat, mkdir, readdir, readFile, realpath, rm, unlink, writeFile } from "node:fs/promises";
 import type { Dirent, Stats } from "node:fs";
-import { hostErrorKind, hostFileTree, type HostEntryKind } from "#lib/files";
+import { type HostEntryKind, hostErrorKind, hostFileTree } from "#lib/files";
 import type { FileTree } from "#lib/files";
 
 function kindOf(s: Stats | Dirent): HostEntryKind {

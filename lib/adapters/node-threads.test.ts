@@ -35,7 +35,12 @@ describe("nodeThreadSpawner", () => {
 nodeThreadSpawner(new URL("./lib/adapters/testdata/echo-thread.ts", "file://${ROOT}/"), { startOne: true });
 console.log("done");`;
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { cwd: ROOT, timeout: 20_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+      execFile(
+        process.execPath,
+        ["--import", "tsx", "--input-type=module", "-e", code],
+        { cwd: ROOT, timeout: 20_000 },
+        (err, stdout) => (err ? reject(err) : resolve(stdout)),
+      )
     );
     expect(out.trim()).toBe("done");
   });

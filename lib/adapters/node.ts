@@ -1,10 +1,10 @@
 /** HostRuntime for Node: @hono/node-server for sockets, node:fs for files. */
-import { serve, type Http2Bindings, type HttpBindings } from "@hono/node-server";
+import { type Http2Bindings, type HttpBindings, serve } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { mkdir, readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { chooseRequestId, REQUEST_ID_HEADER } from "#lib/http";
-import { shutdownSequence, type HostRuntime } from "#lib/runtime";
+import { type HostRuntime, shutdownSequence } from "#lib/runtime";
 
 export function nodeRuntime(): HostRuntime {
   const shutdown = shutdownSequence(

@@ -8,7 +8,7 @@
  * than a silently ignored block.
  */
 import { ConfigError } from "./errors.ts";
-import { fromSectionMap, type Assignment, type Env } from "./layers.ts";
+import { type Assignment, type Env, fromSectionMap } from "./layers.ts";
 import type { SectionDef } from "./section.ts";
 import { parseYaml } from "./yaml.ts";
 
@@ -26,7 +26,14 @@ async function parseDocument(text: string, what: string, code: "CONFIG_FILE_INVA
 }
 
 /** The assignments of `section` in a map of section keys (a config file, or one profile). */
-function sectionsOf(section: SectionDef, doc: unknown, knownSections: readonly string[], where: string, source: string, code: "CONFIG_FILE_INVALID" | "PROFILES_FILE_INVALID"): Assignment[] {
+function sectionsOf(
+  section: SectionDef,
+  doc: unknown,
+  knownSections: readonly string[],
+  where: string,
+  source: string,
+  code: "CONFIG_FILE_INVALID" | "PROFILES_FILE_INVALID",
+): Assignment[] {
   if (doc === null || doc === undefined) return [];
   if (!isMap(doc)) throw new ConfigError(code, `${where} must be a map of sections (e.g. "${section.key}:")`, source);
   for (const key of Object.keys(doc)) {
@@ -38,7 +45,12 @@ function sectionsOf(section: SectionDef, doc: unknown, knownSections: readonly s
 }
 
 /** One `--config-file`: missing or malformed files are errors (they were asked for by name). */
-export async function readConfigFile(section: SectionDef, path: string, read: ReadTextFile, knownSections: readonly string[] = [section.key]): Promise<Assignment[]> {
+export async function readConfigFile(
+  section: SectionDef,
+  path: string,
+  read: ReadTextFile,
+  knownSections: readonly string[] = [section.key],
+): Promise<Assignment[]> {
   const source = `config:${path}`;
   const text = await read(path);
   if (text === undefined) throw new ConfigError("CONFIG_FILE_NOT_FOUND", `config file ${path} does not exist`, source);
@@ -86,7 +98,11 @@ export async function readProfile(
   const text = await read(path);
   if (text === undefined) {
     if (optional) return [];
-    throw new ConfigError("PROFILES_FILE_MISSING", `profile "${choice.name}" (from ${choice.source}) needs the profiles file ${path}, which does not exist`, choice.source);
+    throw new ConfigError(
+      "PROFILES_FILE_MISSING",
+      `profile "${choice.name}" (from ${choice.source}) needs the profiles file ${path}, which does not exist`,
+      choice.source,
+    );
   }
   const doc = await parseDocument(text, `profiles file ${path}`, "PROFILES_FILE_INVALID", `profiles:${path}`);
   if (doc !== null && doc !== undefined && !isMap(doc)) {

@@ -29,7 +29,9 @@ const BOOLEAN_WORDS: Record<string, boolean> = { true: true, false: false, "1": 
  */
 export function parseCommandLine(argv: readonly string[], specs: FlagSpecs): ParsedArgs {
   const options: ParseArgsConfig["options"] = {};
-  for (const [name, spec] of Object.entries(specs)) options[name] = { type: spec.boolean ? "boolean" : "string", multiple: true, ...(name === "help" ? { short: "h" } : {}) };
+  for (const [name, spec] of Object.entries(specs)) {
+    options[name] = { type: spec.boolean ? "boolean" : "string", multiple: true, ...(name === "help" ? { short: "h" } : {}) };
+  }
   // Not strict: parseArgs' own errors name no codes; the tokens are checked below against `specs`.
   const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const positionals: string[] = [];
@@ -39,7 +41,9 @@ export function parseCommandLine(argv: readonly string[], specs: FlagSpecs): Par
     if (token.kind === "positional") positionals.push(token.value);
     if (token.kind !== "option") continue;
     const spec = Object.hasOwn(specs, token.name) ? specs[token.name] : undefined;
-    if (!spec || (token.rawName.length === 2 && token.name !== "help")) throw new ConfigError("CONFIG_UNKNOWN_FLAG", `unknown option ${token.rawName}`, `flag:${token.rawName}`);
+    if (!spec || (token.rawName.length === 2 && token.name !== "help")) {
+      throw new ConfigError("CONFIG_UNKNOWN_FLAG", `unknown option ${token.rawName}`, `flag:${token.rawName}`);
+    }
     const name = token.name;
     if (spec.boolean) {
       const text = token.inlineValue ? token.value!.toLowerCase() : "true";

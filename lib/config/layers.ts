@@ -10,7 +10,7 @@
 import { decodeField, type RawKind } from "./decode.ts";
 import { ConfigError } from "./errors.ts";
 import type { ParsedArgs } from "./flags.ts";
-import { envName, fieldNames, flagName, type AnyFieldDef, type SectionDef, type SectionValues } from "./section.ts";
+import { type AnyFieldDef, envName, fieldNames, flagName, type SectionDef, type SectionValues } from "./section.ts";
 
 export interface Assignment {
   field: string;
@@ -57,7 +57,9 @@ export function fromEnv(section: SectionDef, env: Env): Assignment[] {
 
 /** Positional arguments (after the command word); more than the section takes is an error. */
 export function fromPositionals(section: SectionDef, positionals: readonly string[]): Assignment[] {
-  const byIndex = new Map(fieldNames(section).flatMap((f) => (section.fields[f]!.positional === undefined ? [] : [[section.fields[f]!.positional!, f] as const])));
+  const byIndex = new Map(
+    fieldNames(section).flatMap((f) => (section.fields[f]!.positional === undefined ? [] : [[section.fields[f]!.positional!, f] as const])),
+  );
   return positionals.map((raw, i) => {
     const field = byIndex.get(i);
     if (field === undefined) {

@@ -26,7 +26,13 @@ function files(map: Record<string, string>) {
 
 async function load(argv: string[], env: Record<string, string> = {}, fileMap: Record<string, string> = {}) {
   const f = files(fileMap);
-  const result = await loadSection({ section, app: "demo", args: parseCommandLine(argv, FLAGS), env: { HOME: "/home/u", ...env }, readTextFile: f.readTextFile });
+  const result = await loadSection({
+    section,
+    app: "demo",
+    args: parseCommandLine(argv, FLAGS),
+    env: { HOME: "/home/u", ...env },
+    readTextFile: f.readTextFile,
+  });
   return { ...result, reads: f.reads };
 }
 
@@ -57,7 +63,12 @@ describe("precedence", () => {
       "two.yaml": "demo:\n  name: from-config-2\n",
     };
     const env = { DEMO_NAME: "from-env", DEMO_PORT: "3" };
-    expect((await load(["--config-file", "one.yaml"], {}, fileMap)).sources).toMatchObject({ name: "config:one.yaml", port: "config:one.yaml", tags: "profile:default", verbose: "profile:default" });
+    expect((await load(["--config-file", "one.yaml"], {}, fileMap)).sources).toMatchObject({
+      name: "config:one.yaml",
+      port: "config:one.yaml",
+      tags: "profile:default",
+      verbose: "profile:default",
+    });
     const later = await load(["--config-file", "one.yaml", "--config-file", "two.yaml"], {}, fileMap);
     expect(later.values.name).toBe("from-config-2");
     expect(later.sources.name).toBe("config:two.yaml");
@@ -98,7 +109,9 @@ describe("lists and booleans", () => {
     expect((await load(["--verbose=false"], { DEMO_VERBOSE: "yes" })).values.verbose).toBe(false);
     expect((await load([], { DEMO_VERBOSE: "1" })).values.verbose).toBe(true);
     expect((await configError(load([], { DEMO_VERBOSE: "maybe" }))).code).toBe("CONFIG_INVALID_VALUE");
-    expect((await configError(load(["--config-file", "c.yaml"], {}, { "c.yaml": "demo:\n  verbose: sometimes\n" }))).message).toMatch(/verbose from config:c.yaml: expected true or false/);
+    expect((await configError(load(["--config-file", "c.yaml"], {}, { "c.yaml": "demo:\n  verbose: sometimes\n" }))).message).toMatch(
+      /verbose from config:c.yaml: expected true or false/,
+    );
   });
 
   test("YAML numbers are read as text, null clears a field", async () => {
@@ -114,7 +127,9 @@ describe("errors", () => {
     expect(err.message).toBe("port from env:DEMO_PORT: expected digits");
     expect(err.source).toBe("env:DEMO_PORT");
     expect(err.field).toBe("port");
-    expect((await configError(load(["--config-file", "c.yaml"], {}, { "c.yaml": "demo:\n  name: [1, 2]\n" }))).message).toMatch(/^name from config:c.yaml: expected a string/);
+    expect((await configError(load(["--config-file", "c.yaml"], {}, { "c.yaml": "demo:\n  name: [1, 2]\n" }))).message).toMatch(
+      /^name from config:c.yaml: expected a string/,
+    );
   });
 
   test("unknown fields, sections, flags and extra arguments", async () => {

@@ -3,9 +3,9 @@
  * source that set it. The command line decides which files and which profile; this module only
  * reads them (through `readTextFile`) and applies the layers.
  */
-import { chooseProfile, profilesFilePath, readConfigFile, readProfile, type ProfileChoice, type ReadTextFile } from "./files.ts";
+import { chooseProfile, type ProfileChoice, profilesFilePath, readConfigFile, readProfile, type ReadTextFile } from "./files.ts";
 import type { ParsedArgs } from "./flags.ts";
-import { fromEnv, fromFlags, fromPositionals, resolveSection, type Env, type Resolved } from "./layers.ts";
+import { type Env, fromEnv, fromFlags, fromPositionals, type Resolved, resolveSection } from "./layers.ts";
 import type { AnyFieldDef, SectionDef } from "./section.ts";
 
 export interface LoadSectionOptions<F extends Record<string, AnyFieldDef>> {

@@ -4,7 +4,7 @@
  * source (`print-config`), or as JSON. Secret fields appear only as a short prefix.
  */
 import { alignColumns } from "#lib/cli-output";
-import type { Pair, Node as YamlNode } from "yaml";
+import type { Node as YamlNode, Pair } from "yaml";
 import type { Resolved } from "./layers.ts";
 import type { AnyFieldDef, SectionDef } from "./section.ts";
 import { loadYaml } from "./yaml.ts";

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /**
  * SqlStore over a Durable Object's SQLite storage (`ctx.storage.sql`), used on workerd when no
  * libSQL URL is configured. The storage API is synchronous; the interface stays async so callers

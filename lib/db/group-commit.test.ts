@@ -79,7 +79,12 @@ describe("groupCommit", () => {
 
   it("caps a merged transaction at maxStatements (a batch larger than that still runs, alone)", async () => {
     const store = groupCommit(spied, { maxStatements: 3 });
-    await Promise.all([store.batch([insert("a"), insert("b")]), store.batch([insert("c")]), store.batch([insert("d"), insert("e"), insert("f"), insert("g")]), store.batch([insert("h")])]);
+    await Promise.all([
+      store.batch([insert("a"), insert("b")]),
+      store.batch([insert("c")]),
+      store.batch([insert("d"), insert("e"), insert("f"), insert("g")]),
+      store.batch([insert("h")]),
+    ]);
     expect(transactions.map((t) => t.length)).toEqual([3, 4, 1]);
     expect((await rows()).map((r) => r.id).join("")).toBe("abcdefgh");
   });

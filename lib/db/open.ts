@@ -17,7 +17,7 @@
 import type { HostRuntime } from "#lib/runtime";
 import { groupCommit } from "./group-commit.ts";
 import { isLibsqlUrl, isRemoteLibsqlUrl, libsqlStore } from "./libsql.ts";
-import { sqliteStore, type SqliteConnection } from "./sqlite.ts";
+import { type SqliteConnection, sqliteStore } from "./sqlite.ts";
 import type { SqlStore } from "./store.ts";
 
 /** After the I/O callbacks of this loop iteration: the writes they made go in one group. */

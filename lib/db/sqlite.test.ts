@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { sqliteStore, type SqliteConnection } from "./sqlite.ts";
+import { type SqliteConnection, sqliteStore } from "./sqlite.ts";
 
 let dir: string;
 let path: string;
@@ -43,7 +43,11 @@ describe("sqliteStore", () => {
 
   it("prepares each statement text once per connection", async () => {
     const prepared: string[] = [];
-    const count = (c: SqliteConnection): SqliteConnection => ({ prepare: (sql) => (prepared.push(sql), c.prepare(sql)), exec: (sql) => c.exec(sql), close: () => c.close() });
+    const count = (c: SqliteConnection): SqliteConnection => ({
+      prepare: (sql) => (prepared.push(sql), c.prepare(sql)),
+      exec: (sql) => c.exec(sql),
+      close: () => c.close(),
+    });
     const store = sqliteStore({ writer: count(new Database(path) as SqliteConnection), reader: count(new Database(path) as SqliteConnection) });
     for (let i = 0; i < 3; i++) {
       await store.batch([insert(`x${i}`)]);
@@ -56,7 +60,11 @@ describe("sqliteStore", () => {
 
   it("batches on one store run one after the other; a failed one leaves the connection usable", async () => {
     const store = sqliteStore({ writer: new AsyncDatabase(path, {}) as unknown as SqliteConnection, reader: new Database(path) as SqliteConnection });
-    const results = await Promise.allSettled([store.batch([insert("a")]), store.batch([insert("b"), insert("a")]), store.execute("INSERT INTO items (id) VALUES ('c')")]);
+    const results = await Promise.allSettled([
+      store.batch([insert("a")]),
+      store.batch([insert("b"), insert("a")]),
+      store.execute("INSERT INTO items (id) VALUES ('c')"),
+    ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(await store.query("SELECT id FROM items ORDER BY id")).toEqual([{ id: "a" }, { id: "c" }]);
     await store.close();

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { groupCommit } from "./group-commit.ts";
 import { libsqlStore } from "./libsql.ts";
 import { applyMigrations, type Migration } from "./migrate.ts";
-import { sqliteStore, type SqliteConnection } from "./sqlite.ts";
+import { type SqliteConnection, sqliteStore } from "./sqlite.ts";
 import { isUniqueViolation, type SqlStore } from "./store.ts";
 import { startHranaServer } from "../../test/fixtures/hrana-server.ts";
 

@@ -1,6 +1,6 @@
 /** What host file-system errors become (the same on Node and Deno: both carry the POSIX code). */
 import { describe, expect, it } from "vitest";
-import { hostFileTree, type HostFileSystem } from "./host.ts";
+import { type HostFileSystem, hostFileTree } from "./host.ts";
 
 /** A host whose root `/r` is a directory holding `f`, and every read fails with `code`. */
 function failing(code: string): HostFileSystem {

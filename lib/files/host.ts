@@ -7,7 +7,7 @@
  * symlink or dangling link reaches a file outside the root.
  */
 import { checkAbsolutePath, resolveRelativePath } from "./paths.ts";
-import { FileTreeError, type FileKind, type FileTree } from "./tree.ts";
+import { type FileKind, type FileTree, FileTreeError } from "./tree.ts";
 
 export type HostEntryKind = FileKind | "symlink" | "other";
 
@@ -71,15 +71,13 @@ export function fromHostError(err: unknown, rel: string): unknown {
 
 /** Wraps every primitive so a host error becomes a FileTreeError (see `fromHostError`). */
 function guarded(fs: HostFileSystem, relOf: (path: string) => string): HostFileSystem {
-  const wrap =
-    <A extends unknown[], R>(f: (path: string, ...rest: A) => Promise<R>) =>
-    async (path: string, ...rest: A): Promise<R> => {
-      try {
-        return await f(path, ...rest);
-      } catch (err) {
-        throw fromHostError(err, relOf(path));
-      }
-    };
+  const wrap = <A extends unknown[], R>(f: (path: string, ...rest: A) => Promise<R>) => async (path: string, ...rest: A): Promise<R> => {
+    try {
+      return await f(path, ...rest);
+    } catch (err) {
+      throw fromHostError(err, relOf(path));
+    }
+  };
   return {
     realPath: wrap(fs.realPath),
     lstatKind: wrap(fs.lstatKind),

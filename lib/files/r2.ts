@@ -5,7 +5,7 @@
  * confinement is `resolveRelativePath` alone.
  */
 import { checkAbsolutePath, resolveRelativePath } from "./paths.ts";
-import { FileTreeError, type FileKind, type FileTree } from "./tree.ts";
+import { type FileKind, type FileTree, FileTreeError } from "./tree.ts";
 
 /** The slice of workerd's `R2Bucket` binding this tree uses (structural, so no workers types). */
 export interface R2BucketLike {

@@ -56,7 +56,7 @@ async function collect(chunks: { next(): Promise<IteratorResult<Uint8Array>> }, 
   let first: Uint8Array | undefined;
   let buffer: Uint8Array | undefined;
   let total = 0;
-  for (let pieces = 1; ; pieces++) {
+  for (let pieces = 1;; pieces++) {
     let read: IteratorResult<Uint8Array>;
     try {
       read = await chunks.next();

@@ -38,8 +38,7 @@ export function tooDeep(maxDepth = MAX_JSON_DEPTH): ApiError<"INVALID_REQUEST"> 
   return invalidRequest(`request body is nested deeper than ${maxDepth} levels`, { max_depth: maxDepth });
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 type AnySchema = v.BaseSchema<unknown, unknown, v.BaseIssue<unknown>>;
 const OBJECT_TYPES = new Set(["object", "strict_object", "loose_object", "object_with_rest"]);

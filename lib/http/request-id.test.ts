@@ -45,7 +45,9 @@ describe("withRequestId", () => {
   });
 
   it("leaves the header to an adapter that chose the id (env.requestId) and passes that id on", async () => {
-    const res = await app().fetch(new Request("http://localhost/id", { headers: { "X-Request-Id": "ignored-by-adapter" } }), { requestId: "chosen-by-adapter" });
+    const res = await app().fetch(new Request("http://localhost/id", { headers: { "X-Request-Id": "ignored-by-adapter" } }), {
+      requestId: "chosen-by-adapter",
+    });
     expect(res.headers.get("x-request-id")).toBeNull();
     expect(await res.text()).toBe("chosen-by-adapter");
   });

@@ -34,6 +34,7 @@ export interface RequestIdOptions {
 /** What `withRequestId` needs of an app: Hono's `fetch` (request, env, execution context). */
 export interface FetchingApp {
   // `any`: Hono types env by each app's bindings; ServeEnv is the part this module reads and adds.
+  // deno-lint-ignore no-explicit-any
   fetch: (request: Request, env?: any, executionCtx?: any) => Response | Promise<Response>;
 }
 

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /**
  * Static files (the route host's `app.static` mounts, the session service's web UI): files of one
  * directory of a FileTree, the mount prefix removed. Every path goes through the FileTree, whose confinement

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair } from "jose";
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from "jose";
 import { DpopError, htuForm, verifyDpopProof } from "./dpop.ts";
 import { sha256Base64url } from "./jose.ts";
 

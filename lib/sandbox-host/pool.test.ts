@@ -1,9 +1,12 @@
 /** The pool's calls and the thread's questions to its host, over in-memory ports. */
 import { describe, expect, it } from "vitest";
-import { createThreadPool, MAX_TIMER_MS, serveThreadCalls, ThreadCallError, timerDelay, type PoolMessage, type PoolReply } from "./pool.ts";
+import { createThreadPool, MAX_TIMER_MS, type PoolMessage, type PoolReply, serveThreadCalls, ThreadCallError, timerDelay } from "./pool.ts";
 import type { SpawnThread, ThreadEndpoint } from "./threads.ts";
 
-type Req = { op: "sum"; n: number } | { op: "ask"; questions: unknown[] } | { op: "echo"; value: unknown } | { op: "slow"; ms: number } | { op: "deep"; depth: number };
+type Req = { op: "sum"; n: number } | { op: "ask"; questions: unknown[] } | { op: "echo"; value: unknown } | { op: "slow"; ms: number } | {
+  op: "deep";
+  depth: number;
+};
 type In = PoolMessage<{ base: number }, Req>;
 type Out = PoolReply<unknown, string>;
 
@@ -57,7 +60,8 @@ function nested(depth: number): unknown {
 }
 
 describe("the thread pool", () => {
-  const pool = () => createThreadPool<{ base: number }, Req, unknown, string, object>(inMemorySpawn(thread), { size: 1, init: () => ({ base: 40 }), newState: () => ({}) });
+  const pool = () =>
+    createThreadPool<{ base: number }, Req, unknown, string, object>(inMemorySpawn(thread), { size: 1, init: () => ({ base: 40 }), newState: () => ({}) });
 
   it("answers calls with the thread's results", async () => {
     const p = pool();

@@ -78,8 +78,8 @@ export const MESSAGE_NOT_SENT = "MESSAGE_NOT_SENT";
 
 function unbatching<T>(handle: (message: T) => void): (message: T | Batch<T>) => void {
   return (message) => {
-    if (typeof message === "string") for (const m of decodeStrings<T>(message)) handle(m);
-    else if ((message as { t: string }).t === "batch") for (const m of (message as { messages: T[] }).messages) handle(m);
+    if (typeof message === "string") { for (const m of decodeStrings<T>(message)) handle(m); }
+    else if ((message as { t: string }).t === "batch") { for (const m of (message as { messages: T[] }).messages) handle(m); }
     else handle(message as T);
   };
 }
@@ -290,7 +290,9 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
     },
     call(t, req, timeoutMs, onEvent, onAsk) {
       const thread = t as Thread<Req, Res, Ev, S>;
-      if (thread.dead || shuttingDown) return Promise.reject(new ThreadCallError(shuttingDown ? "the pool is shutting down" : "the thread is gone", { lost: true }));
+      if (thread.dead || shuttingDown) {
+        return Promise.reject(new ThreadCallError(shuttingDown ? "the pool is shutting down" : "the thread is gone", { lost: true }));
+      }
       return new Promise<Res>((resolve, reject) => {
         const id = nextId++;
         const pending: Pending<Res, Ev> = { resolve, reject, onEvent, onAsk, timeoutMs };
@@ -319,7 +321,10 @@ export interface ThreadService<Init, Req, Res, Ev> {
   handle(req: Req, emit: (event: Ev) => void, ask: (question: unknown) => Promise<unknown>): Promise<Res>;
 }
 
-export function serveThreadCalls<Init, Req, Res, Ev>(endpoint: ThreadEndpoint<PoolMessage<Init, Req>, PoolReply<Res, Ev>>, service: ThreadService<Init, Req, Res, Ev>): void {
+export function serveThreadCalls<Init, Req, Res, Ev>(
+  endpoint: ThreadEndpoint<PoolMessage<Init, Req>, PoolReply<Res, Ev>>,
+  service: ThreadService<Init, Req, Res, Ev>,
+): void {
   let initialized: Promise<void> | undefined;
   /** `init` succeeded: calls need not wait for `initialized` (a turn of the microtask queue each). */
   let initDone = false;

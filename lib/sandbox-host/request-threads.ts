@@ -8,7 +8,7 @@
  * answering. A thread stuck in a long handler gets nothing more to wait behind it: requests wait in
  * the host's queue for the first thread that is free.
  */
-import { createThreadPool, type AskHandler, type PoolMessage, type PoolReply, type PoolThread, type ThreadPool } from "./pool.ts";
+import { type AskHandler, createThreadPool, type PoolMessage, type PoolReply, type PoolThread, type ThreadPool } from "./pool.ts";
 import type { SpawnThread } from "./threads.ts";
 
 /** A busy thread that has not answered for this long takes no more queued requests. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { serialized, type SandboxSide } from "./sandbox-side.ts";
+import { type SandboxSide, serialized } from "./sandbox-side.ts";
 
 const noEmit = () => {};
 const noAsk = async () => undefined;

@@ -6,7 +6,7 @@
  * runs executions.
  */
 import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
-import { serveThreadCalls, type PoolMessage, type PoolReply } from "./pool.ts";
+import { type PoolMessage, type PoolReply, serveThreadCalls } from "./pool.ts";
 import type { ThreadEndpoint } from "./threads.ts";
 
 /** Puts a question to the host while a call runs (a service call, a database read). */

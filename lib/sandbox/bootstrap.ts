@@ -7,9 +7,9 @@
  * pristine ones. The formatting and loader helpers are compiled on first use, for the same reason.
  */
 import type { QuickJSContext, QuickJSHandle, VmCallResult } from "quickjs-emscripten-core";
-import { newConsoleEmitter, type ConsoleSink } from "./console.ts";
+import { type ConsoleSink, newConsoleEmitter } from "./console.ts";
 import { SandboxMarshalError } from "./errors.ts";
-import { MAX_VALUE_JSON_CHARS, type BootHelpers, type FormatHelpers, type HostValue, type LoaderHelpers, type Marshal } from "./marshal.ts";
+import { type BootHelpers, type FormatHelpers, type HostValue, type LoaderHelpers, type Marshal, MAX_VALUE_JSON_CHARS } from "./marshal.ts";
 import { hostErrorToSandbox } from "./modules.ts";
 import { BOOTSTRAP_SOURCE, LOADER_SOURCE, PRELUDE_SOURCE } from "./prelude.ts";
 import { HandleScope, withScope } from "./scope.ts";
@@ -155,7 +155,7 @@ export class SandboxHelpers {
 
   dispose(): void {
     for (const group of [this.bootHelpers, this.formatHelpers, this.loaderHelpers]) {
-      if (group) for (const h of Object.values(group) as QuickJSHandle[]) if (h.alive) h.dispose();
+      if (group) { for (const h of Object.values(group) as QuickJSHandle[]) if (h.alive) h.dispose(); }
     }
     this.bootHelpers = this.formatHelpers = this.loaderHelpers = undefined;
   }

@@ -3,7 +3,7 @@
  * and `assertNoMemoryAllocated()` checks that every runtime and context was disposed. Kept out of
  * `index.ts` so production bundles (workerd) never pull in the debug WebAssembly.
  */
-import { newQuickJSWASMModuleFromVariant, TestQuickJSWASMModule, type QuickJSWASMModule } from "quickjs-emscripten-core";
+import { newQuickJSWASMModuleFromVariant, type QuickJSWASMModule, TestQuickJSWASMModule } from "quickjs-emscripten-core";
 import DEBUG_SYNC from "@jitl/quickjs-wasmfile-debug-sync";
 
 let debugModule: Promise<QuickJSWASMModule> | undefined;

@@ -36,8 +36,7 @@ const isWellFormed = (String.prototype as { isWellFormed?: () => boolean }).isWe
 
 function internalsOf(ctx: QuickJSContext): Internals | undefined {
   const c = ctx as unknown as Partial<Internals>;
-  const ok =
-    typeof c.module?._malloc === "function" &&
+  const ok = typeof c.module?._malloc === "function" &&
     typeof c.module._free === "function" &&
     c.module.HEAPU8 instanceof Uint8Array &&
     typeof c.ffi?.QTS_NewString === "function" &&

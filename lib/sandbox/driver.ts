@@ -86,11 +86,11 @@ export class RunDriver {
     budget.begin(
       o
         ? {
-            cpuMs: o.cpuMs ?? l.cpuMs,
-            wallMs: o.wallMs ?? l.wallMs,
-            maxEvents: o.maxEvents ?? l.maxEvents,
-            maxOutputBytes: o.maxOutputBytes ?? l.maxOutputBytes,
-          }
+          cpuMs: o.cpuMs ?? l.cpuMs,
+          wallMs: o.wallMs ?? l.wallMs,
+          maxEvents: o.maxEvents ?? l.maxEvents,
+          maxOutputBytes: o.maxOutputBytes ?? l.maxOutputBytes,
+        }
         : l,
     );
   }
@@ -185,7 +185,7 @@ export class RunDriver {
       return outcomes.finishError(run, { name: "SyntaxError", message: `nesting too deep (more than ${MAX_NESTING} levels)`, stack: "" });
     }
     if (globals) {
-      const failed = this.parts.helpers.swapGlobals(this.parts.marshal, globals, (run.saved = []));
+      const failed = this.parts.helpers.swapGlobals(this.parts.marshal, globals, run.saved = []);
       if (failed) return outcomes.finishThrown(run, failed);
     }
     let r: VmCallResult<QuickJSHandle>;

@@ -46,7 +46,7 @@ export function loadQuickJS(options: LoadQuickJSOptions = {}): Promise<QuickJSWA
   const { wasmModule, maxHeapMb } = options;
   const key: object = wasmModule ?? DEFAULT_KEY;
   let byHeap = memo.get(key);
-  if (!byHeap) memo.set(key, (byHeap = new Map()));
+  if (!byHeap) memo.set(key, byHeap = new Map());
   const heapKey = maxHeapMb ?? 0;
   let p = byHeap.get(heapKey);
   if (!p) {

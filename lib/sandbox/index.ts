@@ -5,13 +5,13 @@
  */
 export { loadQuickJS, type LoadQuickJSOptions, type SandboxEngine } from "./engine.ts";
 export {
-  createSandbox,
-  Sandbox,
   type CallTextResult,
+  createSandbox,
   type EvaluateMode,
   type EvaluateOptions,
   type EvaluateResult,
   type EvaluateStatus,
+  Sandbox,
   type SandboxEvent,
   type SandboxOptions,
 } from "./sandbox.ts";
@@ -26,7 +26,7 @@ export {
   SandboxDisposedError,
   SandboxEngineLoadError,
   SandboxError,
+  type SandboxErrorCode,
   SandboxMarshalError,
   SandboxOptionsError,
-  type SandboxErrorCode,
 } from "./errors.ts";

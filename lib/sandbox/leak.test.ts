@@ -27,7 +27,11 @@ describe("no leaks (debug-sync variant)", () => {
       },
     };
     const fs = { functions: { read: (p: HostValue) => `x${String(p)}`, bytes: () => new Uint8Array([1]) }, values: { sep: "/" } };
-    const s = createSandbox(engine, { modules: { http, fs }, globals: { args: ["a"], env: { A: "1" }, host: (n: HostValue) => n } , limits: { cpuMs: 50, wallMs: 200, stackBytes: 32 * 1024 } });
+    const s = createSandbox(engine, {
+      modules: { http, fs },
+      globals: { args: ["a"], env: { A: "1" }, host: (n: HostValue) => n },
+      limits: { cpuMs: 50, wallMs: 200, stackBytes: 32 * 1024 },
+    });
     const codes = [
       "console.log('a', {b: [1, 2]}, new Map([[1, 2]])); 1",
       "let x = await Promise.resolve(2); x",

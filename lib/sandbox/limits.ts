@@ -51,7 +51,7 @@ export function resolveLimits(given: Partial<SandboxLimits> | undefined, base: R
 
 function stripUndefined<T extends object>(o: T | undefined): Partial<T> {
   const r: Partial<T> = {};
-  if (o) for (const [k, v] of Object.entries(o)) if (v !== undefined) (r as Record<string, unknown>)[k] = v;
+  if (o) { for (const [k, v] of Object.entries(o)) if (v !== undefined) (r as Record<string, unknown>)[k] = v; }
   return r;
 }
 
@@ -228,7 +228,7 @@ const gates = new WeakMap<WebAssembly.Memory, GrowthGate>();
  * Outside slices (sandbox creation, host-side copies) growth is bounded only by `maxHeapMb`.
  */
 function growthGate(memory: WebAssembly.Memory): GrowthGate {
-  let gate = gates.get(memory);
+  const gate = gates.get(memory);
   if (gate) return gate;
   const g: GrowthGate = { active: undefined };
   const grow = memory.grow.bind(memory);

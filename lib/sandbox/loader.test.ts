@@ -47,7 +47,10 @@ describe("require of source files (CommonJS)", () => {
 
   it("gives a require cycle the partial exports", async () => {
     const s = sandbox();
-    const sources = files({ "/a.js": "exports.early = 1; const b = require('./b'); exports.fromB = b.sawEarly;", "/b.js": "exports.sawEarly = require('./a').early;" });
+    const sources = files({
+      "/a.js": "exports.early = 1; const b = require('./b'); exports.fromB = b.sawEarly;",
+      "/b.js": "exports.sawEarly = require('./a').early;",
+    });
     expect((await s.evaluate("require('./a').fromB", { sources })).value?.json).toBe(1);
   });
 
@@ -80,7 +83,8 @@ describe("ES modules", () => {
   it("evaluates a module with static imports of files and native modules", async () => {
     const s = sandbox({ modules: { fs: { functions: { read: (p) => `text of ${String(p)}` }, values: { sep: "/" } } } });
     const sources = files({ "/lib/util.js": "export const twice = (x) => x * 2; export default 'dflt';" });
-    const code = "import fs, { read, sep } from 'fs'; import d, { twice } from './lib/util.js'; globalThis.out = [twice(21), d, read('a'), sep, typeof fs.read]; await 0;";
+    const code =
+      "import fs, { read, sep } from 'fs'; import d, { twice } from './lib/util.js'; globalThis.out = [twice(21), d, read('a'), sep, typeof fs.read]; await 0;";
     const r = await s.evaluate(code, { mode: "module", filename: "/main.js", sources });
     expect(r.status).toBe("ok");
     expect(r.value).toBeUndefined();

@@ -38,9 +38,10 @@ const EVAL_TYPE_GLOBAL = 0;
 const EVAL_FLAG_STRICT = 8;
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const RESERVED = new Set(
-  "break case catch class const continue debugger default delete do else enum export extends false finally for function if import in instanceof new null return super switch this throw true try typeof var void while with yield let static implements interface package private protected public await".split(
-    " ",
-  ),
+  "break case catch class const continue debugger default delete do else enum export extends false finally for function if import in instanceof new null return super switch this throw true try typeof var void while with yield let static implements interface package private protected public await"
+    .split(
+      " ",
+    ),
 );
 const VERSION = /\?v=\d+$/;
 /** Prefix of a normalized name that failed to resolve (file names start with "/"). */
@@ -137,7 +138,7 @@ export class SourceLoader {
   /** The QuickJS name of an ES module file with this text (`file` or `file?v=N`). */
   moduleName(name: string, source: string): string {
     let versions = this.esm.get(name);
-    if (!versions) this.esm.set(name, (versions = []));
+    if (!versions) this.esm.set(name, versions = []);
     let i = versions.indexOf(source);
     if (i < 0) i = versions.push(source) - 1;
     return i === 0 ? name : `${name}?v=${i + 1}`;

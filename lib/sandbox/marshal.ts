@@ -244,6 +244,7 @@ function parseJson(text: string): HostValue {
   return JSON.parse(text) as HostValue;
 }
 
+// deno-lint-ignore no-control-regex
 const ESC = /['\\\n\r\t\u0000-\u001f\u007f]/g;
 const MAX_STR = 10000;
 

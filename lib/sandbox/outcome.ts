@@ -7,9 +7,9 @@
 import type { QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import type { ConsoleLevel } from "./console.ts";
 import type { HostCalls } from "./host-calls.ts";
-import { utf8Length, type Budget } from "./limits.ts";
+import { type Budget, utf8Length } from "./limits.ts";
 import type { ErrorInfo, Marshal, ValueInfo } from "./marshal.ts";
-import { MiB, type EvaluateResult, type EvaluateStatus, type Run, type SandboxEvent } from "./types.ts";
+import { type EvaluateResult, type EvaluateStatus, MiB, type Run, type SandboxEvent } from "./types.ts";
 
 /** Extra heap granted while reading an out-of-memory error, so its message can be copied out. */
 const OOM_HEADROOM = 4 * MiB;

@@ -9,37 +9,75 @@ const O = Object, FP = Function.prototype, AP = Array.prototype, SP = String.pro
 const gd = O.getOwnPropertyDescriptor, TA = O.getPrototypeOf(Uint8Array.prototype);
 const JSONp = JSON.parse, U8 = Uint8Array, defineProp = O.defineProperty;
 const I = {
-O, S: String, N: Number, JSONs: JSON.stringify, uncurry: (FP.bind.bind(FP.call)), ownKeys: Reflect.ownKeys,
-getDesc: gd, getProto: O.getPrototypeOf, objProto: O.prototype, objToString: O.prototype.toString,
-fnToString: FP.toString, isArray: Array.isArray, join: AP.join, push: AP.push, pop: AP.pop, aIndexOf: AP.indexOf,
-slice: SP.slice, replace: (SP.replace), sIndexOf: SP.indexOf, test: RegExp.prototype.test, reStr: RegExp.prototype.toString,
-symStr: Symbol.prototype.toString, dateIso: Date.prototype.toISOString, mapEntries: Map.prototype.entries,
-mapSize: (gd(Map.prototype, "size")).get, setValues: Set.prototype.values, setSize: (gd(Set.prototype, "size")).get,
-isView: ArrayBuffer.isView, abSlice: ArrayBuffer.prototype.slice, taTag: (gd(TA, Symbol.toStringTag)).get,
-taLength: (gd(TA, "length")).get, abByteLength: (gd(ArrayBuffer.prototype, "byteLength")).get,
-TypeErr: TypeError, PromiseC: Promise, parseInt: Number.parseInt, parseFloat: Number.parseFloat,
-defineProp, create: O.create, assign: O.assign, hasOwnProperty: O.prototype.hasOwnProperty, req,
+O,
+S: String,
+N: Number,
+JSONs: JSON.stringify,
+uncurry: (FP.bind.bind(FP.call)),
+ownKeys: Reflect.ownKeys,
+getDesc: gd,
+getProto: O.getPrototypeOf,
+objProto: O.prototype,
+objToString: O.prototype.toString,
+fnToString: FP.toString,
+isArray: Array.isArray,
+join: AP.join,
+push: AP.push,
+pop: AP.pop,
+aIndexOf: AP.indexOf,
+slice: SP.slice,
+replace: (SP.replace),
+sIndexOf: SP.indexOf,
+test: RegExp.prototype.test,
+reStr: RegExp.prototype.toString,
+symStr: Symbol.prototype.toString,
+dateIso: Date.prototype.toISOString,
+mapEntries: Map.prototype.entries,
+mapSize: (gd(Map.prototype, "size")).get,
+setValues: Set.prototype.values,
+setSize: (gd(Set.prototype, "size")).get,
+isView: ArrayBuffer.isView,
+abSlice: ArrayBuffer.prototype.slice,
+taTag: (gd(TA, Symbol.toStringTag)).get,
+taLength: (gd(TA, "length")).get,
+abByteLength: (gd(ArrayBuffer.prototype, "byteLength")).get,
+TypeErr: TypeError,
+PromiseC: Promise,
+parseInt: Number.parseInt,
+parseFloat: Number.parseFloat,
+defineProp,
+create: O.create,
+assign: O.assign,
+hasOwnProperty: O.prototype.hasOwnProperty,
+req,
 };
-function defineGlobal(name, value, enumerable) { defineProp(globalThis, name, ({ __proto__: null, value, writable: true, configurable: true, enumerable })); }
+function defineGlobal(name, value, enumerable) {
+defineProp(globalThis, name, ({ __proto__: null, value, writable: true, configurable: true, enumerable }));
+}
 let format;
 const mk = captureConsole
-? (level) => function () { emit(level, (format || (format = load(I)))(arguments)); }
+? (level) =>
+function () {
+emit(level, (format || (format = load(I)))(arguments));
+}
 : () => function () {};
 const con = { log: mk(0), info: mk(1), warn: mk(2), error: mk(3), debug: mk(4), trace: mk(4), dir: mk(0) };
 con.assert = captureConsole
-? function (ok, ...rest) { if (!ok) emit(3, "Assertion failed" + (rest.length ? ": " + (format || (format = load(I)))(rest) : "")); }
+? function (ok, ...rest) {
+if (!ok) emit(3, "Assertion failed" + (rest.length ? ": " + (format || (format = load(I)))(rest) : ""));
+}
 : function () {};
 defineGlobal("console", con, false);
 defineGlobal("require", req, false);
 return [I, (s) => JSONp(s), (buf) => new U8(buf), defineGlobal];
 }
-)`;
+);`;
 
 /** lib/sandbox/js/prelude.js, compacted. */
 export const PRELUDE_SOURCE = `(
 function (I, maxJson) {
 "use strict";
-const { O, S, N, JSONs, uncurry, ownKeys, getDesc, getProto, isArray, TypeErr, PromiseC, isView } = I;
+const { S, N, JSONs, uncurry, ownKeys, getDesc, getProto, isArray, TypeErr, PromiseC, isView } = I;
 const tag = uncurry(I.objToString), fnSrc = uncurry(I.fnToString);
 const join = uncurry(I.join), push = uncurry(I.push), pop = uncurry(I.pop), aIndexOf = uncurry(I.aIndexOf);
 const slice = uncurry(I.slice), replace = uncurry(I.replace), sIndexOf = uncurry(I.sIndexOf), test = uncurry(I.test);
@@ -49,20 +87,48 @@ const abSlice = uncurry(I.abSlice), taTag = uncurry(I.taTag), taLength = uncurry
 const MAX_DEPTH = 2, MAX_ITEMS = 100, MAX_STR = 10000;
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const ESC = /['\\\\\\n\\r\\t\\u0000-\\u001f\\u007f]/g;
-const escChar = (c) => c === "'" ? "\\\\'" : c === "\\\\" ? "\\\\\\\\" : c === "\\n" ? "\\\\n" : c === "\\r" ? "\\\\r" : c === "\\t" ? "\\\\t" : "\\\\x" + (c.charCodeAt(0) < 16 ? "0" : "") + c.charCodeAt(0).toString(16);
+const escChar = (c) =>
+c === "'"
+? "\\\\'"
+: c === "\\\\"
+? "\\\\\\\\"
+: c === "\\n"
+? "\\\\n"
+: c === "\\r"
+? "\\\\r"
+: c === "\\t"
+? "\\\\t"
+: "\\\\x" + (c.charCodeAt(0) < 16 ? "0" : "") + c.charCodeAt(0).toString(16);
 function quote(s) {
 let extra = "";
-if (s.length > MAX_STR) { extra = "... " + (s.length - MAX_STR) + " more characters"; s = slice(s, 0, MAX_STR); }
+if (s.length > MAX_STR) {
+extra = "... " + (s.length - MAX_STR) + " more characters";
+s = slice(s, 0, MAX_STR);
+}
 return "'" + replace(s, ESC, escChar) + "'" + extra;
 }
-function isError(v) { return tag(v) === "[object Error]"; }
-function safe(f, fallback) { try { return f(); } catch (e) { return fallback; } }
-function fnName(v) { const d = safe(() => getDesc(v, "name"), undefined); return d && typeof d.value === "string" ? d.value : ""; }
+function isError(v) {
+return tag(v) === "[object Error]";
+}
+function safe(f, fallback) {
+try {
+return f();
+} catch {
+return fallback;
+}
+}
+function fnName(v) {
+const d = safe(() => getDesc(v, "name"), undefined);
+return d && typeof d.value === "string" ? d.value : "";
+}
 function ctorName(v) {
 let p = safe(() => getProto(v), null);
 while (p !== null) {
 const d = safe(() => getDesc(p, "constructor"), undefined);
-if (d && typeof d.value === "function") { const n = fnName(d.value); if (n) return n; }
+if (d && typeof d.value === "function") {
+const n = fnName(d.value);
+if (n) return n;
+}
 p = safe(() => getProto(p), null);
 }
 return null;
@@ -73,7 +139,9 @@ const stack = safe(() => v.stack, undefined);
 const head = msg ? name + ": " + msg : name;
 return typeof stack === "string" && stack ? head + "\\n" + replace(stack, /\\n$/, "") : head;
 }
-function key(k) { return typeof k === "symbol" ? "[" + symStr(k) + "]" : test(IDENT, k) ? k : quote(k); }
+function key(k) {
+return typeof k === "symbol" ? "[" + symStr(k) + "]" : test(IDENT, k) ? k : quote(k);
+}
 function props(v, depth, seen, out, skipIndexes) {
 const keys = safe(() => ownKeys(v), []);
 let shown = 0;
@@ -82,7 +150,10 @@ const k = (keys[i]);
 if (skipIndexes && typeof k === "string" && N(k) >>> 0 === N(k) && S(N(k)) === k) continue;
 const d = safe(() => getDesc(v, k), undefined);
 if (!d || !d.enumerable) continue;
-if (shown++ >= MAX_ITEMS) { push(out, "... more properties"); break; }
+if (shown++ >= MAX_ITEMS) {
+push(out, "... more properties");
+break;
+}
 let s;
 if ("value" in d) s = inspect(d.value, depth + 1, seen, true);
 else s = d.get ? (d.set ? "[Getter/Setter]" : "[Getter]") : "[Setter]";
@@ -95,12 +166,18 @@ return (prefix ? prefix + " " : "") + open + " " + join(items, ", ") + " " + clo
 }
 function inspect(v, depth, seen, nested) {
 switch (typeof v) {
-case "string": return nested ? quote(v) : v;
-case "number": return v === 0 && 1 / v < 0 ? "-0" : S(v);
-case "bigint": return S(v) + "n";
-case "symbol": return symStr(v);
-case "undefined": return "undefined";
-case "boolean": return v ? "true" : "false";
+case "string":
+return nested ? quote(v) : v;
+case "number":
+return v === 0 && 1 / v < 0 ? "-0" : S(v);
+case "bigint":
+return S(v) + "n";
+case "symbol":
+return symStr(v);
+case "undefined":
+return "undefined";
+case "boolean":
+return v ? "true" : "false";
 case "function": {
 const src = safe(() => fnSrc(v), "");
 const n = fnName(v);
@@ -124,7 +201,10 @@ const out = [];
 if (isArr) {
 const len = safe(() => v.length, 0);
 const n = len < MAX_ITEMS ? len : MAX_ITEMS;
-for (let i = 0; i < n; i++) { const d = safe(() => getDesc(v, i), undefined); push(out, d === undefined ? "<empty>" : "value" in d ? inspect(d.value, depth + 1, seen, true) : "[Getter]"); }
+for (let i = 0; i < n; i++) {
+const d = safe(() => getDesc(v, i), undefined);
+push(out, d === undefined ? "<empty>" : "value" in d ? inspect(d.value, depth + 1, seen, true) : "[Getter]");
+}
 if (len > MAX_ITEMS) push(out, "... " + (len - MAX_ITEMS) + " more items");
 props(v, depth, seen, out, true);
 return braces(name === "Array" ? "" : (name || "[Array: null prototype]") + "(" + len + ")", out, "[", "]");
@@ -138,12 +218,24 @@ return braces(taTag(v) + "(" + len + ")", out, "[", "]");
 if (t === "[object ArrayBuffer]") return "ArrayBuffer { byteLength: " + abByteLength(v) + " }";
 if (t === "[object Map]") {
 let i = 0;
-for (const [k, val] of mapEntries(v)) { if (i++ >= MAX_ITEMS) { push(out, "..."); break; } push(out, inspect(k, depth + 1, seen, true) + " => " + inspect(val, depth + 1, seen, true)); }
+for (const [k, val] of mapEntries(v)) {
+if (i++ >= MAX_ITEMS) {
+push(out, "...");
+break;
+}
+push(out, inspect(k, depth + 1, seen, true) + " => " + inspect(val, depth + 1, seen, true));
+}
 return braces("Map(" + mapSize(v) + ")", out, "{", "}");
 }
 if (t === "[object Set]") {
 let i = 0;
-for (const val of setValues(v)) { if (i++ >= MAX_ITEMS) { push(out, "..."); break; } push(out, inspect(val, depth + 1, seen, true)); }
+for (const val of setValues(v)) {
+if (i++ >= MAX_ITEMS) {
+push(out, "...");
+break;
+}
+push(out, inspect(val, depth + 1, seen, true));
+}
 return braces("Set(" + setSize(v) + ")", out, "{", "}");
 }
 props(v, depth, seen, out, false);
@@ -154,25 +246,37 @@ return braces(prefix, out, "{", "}");
 pop(seen);
 }
 }
-function toInspect(v) { return safe(() => inspect(v, 0, [], true), "[uninspectable]"); }
+function toInspect(v) {
+return safe(() => inspect(v, 0, [], true), "[uninspectable]");
+}
 function format(args) {
 const out = [];
 let i = 0;
 if (typeof args[0] === "string" && args.length > 1 && sIndexOf(args[0], "%") >= 0) {
 i = 1;
-push(out, replace(args[0], /%[sdifjoOc%]/g, (m) => {
+push(
+out,
+replace(args[0], /%[sdifjoOc%]/g, (m) => {
 if (m === "%%") return "%";
 if (i >= args.length) return m;
 const a = args[i++];
 switch (m) {
-case "%s": return typeof a === "string" ? a : inspect(a, 1, [], true);
-case "%d": case "%i": return typeof a === "object" ? "NaN" : S(m === "%i" ? I.parseInt((a)) : N(a));
-case "%f": return S(I.parseFloat((a)));
-case "%j": return safe(() => JSONs(a), "[Circular]");
-case "%c": return "";
-default: return inspect(a, 0, [], true);
+case "%s":
+return typeof a === "string" ? a : inspect(a, 1, [], true);
+case "%d":
+case "%i":
+return typeof a === "object" ? "NaN" : S(m === "%i" ? I.parseInt((a)) : N(a));
+case "%f":
+return S(I.parseFloat((a)));
+case "%j":
+return safe(() => JSONs(a), "[Circular]");
+case "%c":
+return "";
+default:
+return inspect(a, 0, [], true);
 }
-}));
+}),
+);
 }
 for (; i < args.length; i++) push(out, safe(() => inspect(args[i], 0, [], false), "[uninspectable]"));
 return join(out, " ");
@@ -188,7 +292,11 @@ return "object";
 function describe(v) {
 const preview = toInspect(v);
 let json;
-try { json = JSONs(v); } catch (e) { json = undefined; }
+try {
+json = JSONs(v);
+} catch {
+json = undefined;
+}
 const head = "[" + JSONs(typeName(v)) + "," + JSONs(preview);
 return typeof json === "string" && json.length <= maxJson ? head + "," + json + "]" : head + "]";
 }
@@ -210,7 +318,7 @@ return j;
 }
 return [format, describe, describeError, toHost];
 }
-)`;
+);`;
 
 /** lib/sandbox/js/loader.js, compacted. */
 export const LOADER_SOURCE = `(
@@ -218,7 +326,8 @@ function (I) {
 "use strict";
 const { getDesc: gd, defineProp, create, assign, req } = I;
 const hasOwn = I.uncurry(I.hasOwnProperty);
-const define = (name, value) => defineProp(globalThis, name, ({ __proto__: null, value, writable: true, configurable: true, enumerable: false }));
+const define = (name, value) =>
+defineProp(globalThis, name, ({ __proto__: null, value, writable: true, configurable: true, enumerable: false }));
 function swapGlobal(name, value) {
 const d = gd(globalThis, name);
 if (d === undefined || d.configurable) define(name, value);
@@ -232,8 +341,11 @@ if (d === undefined) { if (cur === undefined || cur.configurable) delete (global
 else if (cur === undefined || cur.configurable) defineProp(globalThis, name, d);
 else if (hasOwn(d, "value") && hasOwn(cur, "value") && cur.writable) (globalThis)[name] = d.value;
 }
-const makeRequire = (file) => function require(spec) { return req(spec, file); };
+const makeRequire = (file) =>
+function require(spec) {
+return req(spec, file);
+};
 const newModule = (file) => ({ exports: {}, id: file, filename: file });
 return [swapGlobal, restoreGlobal, makeRequire, newModule];
 }
-)`;
+);`;

@@ -1,13 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  createSandbox,
-  SandboxBusyError,
-  SandboxDisposedError,
-  type EvaluateOptions,
-  type HostValue,
-  type Sandbox,
-  type SandboxEvent,
-} from "./index.ts";
+import { createSandbox, type EvaluateOptions, type HostValue, type Sandbox, SandboxBusyError, SandboxDisposedError, type SandboxEvent } from "./index.ts";
 import { sandboxesPerTest } from "./testing.ts";
 
 const { sandbox, engine } = sandboxesPerTest();
@@ -198,7 +190,10 @@ describe("modules", () => {
       bytes: () => new Uint8Array([1, 2, 3]),
       size: (data: HostValue) => (data as Uint8Array).byteLength,
       echo: (v: HostValue) => v,
-      bad: () => new (class Point { x = 1 })() as unknown as string,
+      bad: () =>
+        new (class Point {
+          x = 1;
+        })() as unknown as string,
     },
     values: { sep: "/" },
   };

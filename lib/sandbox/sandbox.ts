@@ -14,11 +14,11 @@ import { SandboxOptionsError } from "./errors.ts";
 import { HostCalls } from "./host-calls.ts";
 import { Budget, resolveLimits } from "./limits.ts";
 import { SourceLoader } from "./loader.ts";
-import { Marshal, type HostValue } from "./marshal.ts";
-import { ModuleRegistry, newNativeFunction, type HostCallSite, type NativeFunction } from "./modules.ts";
+import { type HostValue, Marshal } from "./marshal.ts";
+import { type HostCallSite, ModuleRegistry, type NativeFunction, newNativeFunction } from "./modules.ts";
 import { Outcomes } from "./outcome.ts";
 import { withScope } from "./scope.ts";
-import { MiB, type CallTextResult, type EvaluateOptions, type EvaluateResult, type SandboxOptions } from "./types.ts";
+import { type CallTextResult, type EvaluateOptions, type EvaluateResult, MiB, type SandboxOptions } from "./types.ts";
 
 export type { CallTextResult, EvaluateMode, EvaluateOptions, EvaluateResult, EvaluateStatus, SandboxEvent, SandboxOptions } from "./types.ts";
 
@@ -62,7 +62,20 @@ export class Sandbox implements HostCallSite {
       const hostCalls = (this.hostCalls = new HostCalls(ctx, marshal));
       const { budget } = this;
       const outcomes = new Outcomes({ rt, budget, marshal, hostCalls, memoryLimit, current: () => this.driver.run });
-      this.driver = new RunDriver({ ctx, rt, budget, limits, strict, marshal, helpers, hostCalls, loader, outcomes, direct, released: () => this.disposeRequested && this.dispose() });
+      this.driver = new RunDriver({
+        ctx,
+        rt,
+        budget,
+        limits,
+        strict,
+        marshal,
+        helpers,
+        hostCalls,
+        loader,
+        outcomes,
+        direct,
+        released: () => this.disposeRequested && this.dispose(),
+      });
       rt.setModuleLoader(
         (name) => loader.load(name),
         (base, specifier) => loader.normalize(base, specifier),

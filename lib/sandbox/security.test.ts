@@ -12,9 +12,10 @@ async function value(s: Sandbox, code: string): Promise<unknown> {
 describe("isolation", () => {
   it("has no host globals", async () => {
     const s = sandbox();
-    expect(await value(s, "[typeof process, typeof Deno, typeof fetch, typeof std, typeof os, typeof setTimeout, typeof Bun, typeof globalThis.global]")).toEqual(
-      Array(8).fill("undefined"),
-    );
+    expect(await value(s, "[typeof process, typeof Deno, typeof fetch, typeof std, typeof os, typeof setTimeout, typeof Bun, typeof globalThis.global]"))
+      .toEqual(
+        Array(8).fill("undefined"),
+      );
   });
 
   it("require reaches only the given modules", async () => {
@@ -58,7 +59,7 @@ describe("isolation", () => {
     });
     await value(s, "data.__proto__.polluted = 1; data.list.push(3); data.nested.a = 2; Object.prototype.polluted2 = 1; Array.prototype.evil = 1");
     await value(s, "const r = require('m').give(); r.__proto__.polluted3 = 1; r.list.push(4)");
-    await value(s, "require('m').take(JSON.parse('{\"__proto__\": {\"polluted4\": 1}, \"ok\": 1}'))");
+    await value(s, 'require(\'m\').take(JSON.parse(\'{"__proto__": {"polluted4": 1}, "ok": 1}\'))');
     expect(hostObj).toEqual({ list: [1, 2], nested: { a: 1 } });
     const probe = {} as Record<string, unknown>;
     for (const k of ["polluted", "polluted2", "polluted3", "polluted4"]) expect(probe[k]).toBeUndefined();

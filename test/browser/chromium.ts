@@ -5,7 +5,7 @@
  * `npm ci && npm test` needs no system package and no browser download.
  */
 import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import { type Browser, chromium } from "playwright-core";
 
 const SYSTEM_CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
 

@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startService, type RunningService, type RuntimeName } from "../runtimes/service.ts";
+import { type RunningService, type RuntimeName, startService } from "../runtimes/service.ts";
 import { launchChromium } from "./chromium.ts";
 
 let browser: Browser;
@@ -72,14 +72,18 @@ describe.each(RUNTIMES)("the IdP debug page on %s", (runtime) => {
     const signIn = await browser.newPage();
     signIn.setDefaultTimeout(10_000);
     const auth = new URL(`${base}/authorize`);
-    auth.search = new URLSearchParams({ client_id: "dev-client", redirect_uri: redirect, response_type: "code", scope: "openid profile", state: "s1" }).toString();
+    auth.search = new URLSearchParams({ client_id: "dev-client", redirect_uri: redirect, response_type: "code", scope: "openid profile", state: "s1" })
+      .toString();
     await signIn.goto(auth.href);
     await signIn.fill("#scenario-search", "dora");
     expect(await signIn.locator('button[data-login="alice"]').isHidden()).toBe(true);
     await signIn.click(`button[data-login="${login}"]`);
     await signIn.waitForURL(`${redirect}**`);
     const code = new URL(signIn.url()).searchParams.get("code")!;
-    const token = (await (await fetch(`${base}/token`, { method: "POST", body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirect, client_id: "dev-client" }) })).json()) as { access_token: string };
+    const token = (await (await fetch(`${base}/token`, {
+      method: "POST",
+      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirect, client_id: "dev-client" }),
+    })).json()) as { access_token: string };
     const me = (await (await fetch(`${base}/userinfo`, { headers: { authorization: `Bearer ${token.access_token}` } })).json()) as { name: string };
     expect(me.name).toBe("Dora Debug");
     await signIn.close();
@@ -102,7 +106,8 @@ describe.each(RUNTIMES)("the IdP debug page on %s", (runtime) => {
     await expect.poll(() => page.locator("#count-sessions").textContent(), SOON).toBe("0");
 
     // Rotating the keys: /jwks then publishes a new dev-key-1 and the previous one as rotated-key-2.
-    const keys = async () => Object.fromEntries(((await (await fetch(`${base}/jwks`)).json()) as { keys: { kid: string; n: string }[] }).keys.map((k) => [k.kid, k.n]));
+    const keys = async () =>
+      Object.fromEntries(((await (await fetch(`${base}/jwks`)).json()) as { keys: { kid: string; n: string }[] }).keys.map((k) => [k.kid, k.n]));
     const before = await keys();
     await page.click("#rotate-keys");
     await expect.poll(() => result(page).textContent(), SOON).toContain("keys rotated");

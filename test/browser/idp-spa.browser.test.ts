@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { ROOT, startService, type RunningService, type RuntimeName } from "../runtimes/service.ts";
+import { ROOT, type RunningService, type RuntimeName, startService } from "../runtimes/service.ts";
 import { launchChromium } from "./chromium.ts";
 
 /** `sub` of the synthetic user `alice` (decisions.md). */

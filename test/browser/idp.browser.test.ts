@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import * as client from "openid-client";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { startIdp, type StartedIdp } from "../../apps/idp/testing.ts";
+import { type StartedIdp, startIdp } from "../../apps/idp/testing.ts";
 import { launchChromium } from "./chromium.ts";
 
 /** `sub` of the synthetic user `alice` (decisions.md). */

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startService, type RunningService, type RuntimeName } from "../runtimes/service.ts";
+import { type RunningService, type RuntimeName, startService } from "../runtimes/service.ts";
 import { launchChromium } from "./chromium.ts";
 
 let browser: Browser;
@@ -39,7 +39,18 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "notes-"));
-    const args = ["--script", "examples/routes/app.js", "--issuer", "/idp", "--policy-file", "examples/routes/policy.yaml", "--db", `file:${join(dir, "routes.db")}`, "--threads", "1"];
+    const args = [
+      "--script",
+      "examples/routes/app.js",
+      "--issuer",
+      "/idp",
+      "--policy-file",
+      "examples/routes/policy.yaml",
+      "--db",
+      `file:${join(dir, "routes.db")}`,
+      "--threads",
+      "1",
+    ];
     // The mounted provider accepts this port's callback (npm start's :8080 is built in; the
     // command line adds its own, a Worker needs the var). On workerd the script, the policy and
     // the issuer are the Worker's defaults.
@@ -98,7 +109,10 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
     if (process.env.SCREENSHOT_DIR) await alice.screenshot({ path: `${process.env.SCREENSHOT_DIR}/notes-note.png`, fullPage: true });
 
     // Without the page's CSRF token the same form post is refused, and nothing changes.
-    const forged = await alice.evaluate(async (url) => (await fetch(url, { method: "POST", body: new URLSearchParams({ title: "forged", _csrf: "0".repeat(64) }) })).status, noteUrl);
+    const forged = await alice.evaluate(
+      async (url) => (await fetch(url, { method: "POST", body: new URLSearchParams({ title: "forged", _csrf: "0".repeat(64) }) })).status,
+      noteUrl,
+    );
     expect(forged).toBe(403);
     await alice.reload();
     expect(await alice.locator("h1").textContent()).toBe("Groceries for Friday");
@@ -111,7 +125,15 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
     await alice.locator('[data-testid="summary"] >> text=live session').waitFor();
     expect(await alice.locator('main h2:has-text("New session")').count()).toBe(1);
     // A change through the session API is audited; the console's reads are not.
-    expect(await alice.evaluate(async () => (await fetch("/sessions/api/v1/templates", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "audited" }) })).status)).toBe(201);
+    expect(
+      await alice.evaluate(async () =>
+        (await fetch("/sessions/api/v1/templates", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ name: "audited" }),
+        })).status
+      ),
+    ).toBe(201);
     await alice.goto(`${base}/notes`);
     expect(await alice.locator("table tr", { hasText: "Groceries for Friday" }).textContent()).toContain("alice");
     await alice.goto(noteUrl);
@@ -141,7 +163,9 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
     expect(await admin.locator('header a[href="/admin/audit"]').count()).toBe(1);
     await admin.goto(`${base}/admin/audit?outcome=denied`);
     const denied = await admin.locator("table tr").allTextContents();
-    expect(denied.some((row) => row.includes("note.read") && row.includes("tenant_mismatch") && row.includes("GET /notes/:id") && row.includes("bob"))).toBe(true);
+    expect(denied.some((row) => row.includes("note.read") && row.includes("tenant_mismatch") && row.includes("GET /notes/:id") && row.includes("bob"))).toBe(
+      true,
+    );
     await admin.goto(`${base}/admin/audit`);
     const all = await admin.locator("#audit tr").allTextContents();
     const sessionRows = all.filter((row) => row.includes("sessions.api"));

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { startService, type RunningService } from "../runtimes/service.ts";
+import { type RunningService, startService } from "../runtimes/service.ts";
 import { launchChromium } from "./chromium.ts";
 
 let browser: Browser;
@@ -16,7 +16,10 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "routes-dev-page-"));
-  await writeFile(join(dir, "app.js"), `const h = require("httpmod"); const app = h.app();\napp.get("/").public().handle(() => "home");\napp.post("/notes").auth(h.user().required()).csrf().allow("notes:write").audit("note.create").handle(() => "ok");`);
+  await writeFile(
+    join(dir, "app.js"),
+    `const h = require("httpmod"); const app = h.app();\napp.get("/").public().handle(() => "home");\napp.post("/notes").auth(h.user().required()).csrf().allow("notes:write").audit("note.create").handle(() => "ok");`,
+  );
   service = await startService("routes", { args: ["--script", join(dir, "app.js"), "--dev", "--threads", "1"] }, "node");
   browser = await launchChromium();
 });

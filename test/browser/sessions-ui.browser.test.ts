@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startService, type RunningService, type RuntimeName } from "../runtimes/service.ts";
+import { type RunningService, type RuntimeName, startService } from "../runtimes/service.ts";
 import { launchChromium } from "./chromium.ts";
 
 let browser: Browser;
@@ -112,7 +112,11 @@ describe.each(RUNTIMES)("the sessions web UI on %s", (runtime) => {
     expect(await page.locator('[data-testid="repl-input"]').textContent()).toContain("const after = 'still here'");
 
     // A slow input: its first console line shows while it still runs.
-    await typeInto(page, '[data-testid="repl-input"]', `for (let i = 0; i < 4; i++) { console.log("tick " + i); await require("http").fetch("http://${slowHost}/"); }`);
+    await typeInto(
+      page,
+      '[data-testid="repl-input"]',
+      `for (let i = 0; i < 4; i++) { console.log("tick " + i); await require("http").fetch("http://${slowHost}/"); }`,
+    );
     await page.keyboard.press("Enter");
     await entry(3).locator("text=tick 0").waitFor();
     expect(await entry(3).locator('[data-testid="outcome"]').count()).toBe(0); // still "running…"
@@ -155,7 +159,10 @@ describe.each(RUNTIMES)("the sessions web UI on %s", (runtime) => {
     const worktree = page.getByLabel("Worktree path");
     if (runtime === "workerd") {
       // Storage, not a disk: the upload form comes first and no worktree is made up.
-      const [uploads, newSession] = await Promise.all([page.locator('[data-testid="uploads"]').boundingBox(), page.locator('h2:has-text("New session")').boundingBox()]);
+      const [uploads, newSession] = await Promise.all([
+        page.locator('[data-testid="uploads"]').boundingBox(),
+        page.locator('h2:has-text("New session")').boundingBox(),
+      ]);
       expect(uploads!.y).toBeLessThan(newSession!.y);
       expect(await worktree.inputValue()).toBe("");
     } else expect(await worktree.inputValue()).toBe("/tmp");

@@ -1,6 +1,6 @@
 /** Foundation contract: health endpoints and the shared middleware, on every runtime. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startService, type RunningService } from "../runtimes/service.ts";
+import { type RunningService, startService } from "../runtimes/service.ts";
 
 describe("identity provider health", () => {
   let idp: RunningService;

@@ -8,9 +8,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, type JWTPayload, jwtVerify } from "jose";
 import {
-  WEB_APP_SECRET,
   advanceClock,
   authRequest,
   client,
@@ -18,11 +17,12 @@ import {
   failOnServerErrors,
   getAuthorize,
   getJson,
+  type Idp,
   interactiveLogin,
   redeem,
   rp,
   startIdp,
-  type Idp,
+  WEB_APP_SECRET,
 } from "./idp-helpers.ts";
 
 const EVENT = "http://schemas.openid.net/event/backchannel-logout";
@@ -106,7 +106,12 @@ async function verifyLogoutToken(issuer: string, received: Received): Promise<JW
   expect(received.contentType).toMatch(/^application\/x-www-form-urlencoded/);
   const token = received.body.get("logout_token")!;
   expect(decodeProtectedHeader(token).typ).toBe("logout+jwt");
-  const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(`${issuer}/jwks`)), { issuer, audience: "web-app", typ: "logout+jwt", algorithms: ["RS256"] });
+  const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(`${issuer}/jwks`)), {
+    issuer,
+    audience: "web-app",
+    typ: "logout+jwt",
+    algorithms: ["RS256"],
+  });
   expect(payload.events).toEqual({ [EVENT]: {} });
   expect(typeof payload.jti).toBe("string");
   expect(typeof payload.iat).toBe("number");
@@ -211,7 +216,12 @@ describe("back-channel logout", () => {
     const request = await authRequest(config, { params: { prompt: "login" } });
     const form = new URLSearchParams(request.url.searchParams);
     form.set("login", "dave");
-    const res = await fetch(request.url.origin + request.url.pathname, { method: "POST", body: form, redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded", cookie: first.cookie! } });
+    const res = await fetch(request.url.origin + request.url.pathname, {
+      method: "POST",
+      body: form,
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: first.cookie! },
+    });
     expect(res.status).toBe(302);
     const [received] = await arrived(good.received, 1);
     expect((await verifyLogoutToken(idp.issuer, received!)).sid).toBe(first.claims.sid);
@@ -220,7 +230,11 @@ describe("back-channel logout", () => {
   it("the debug interface ends an issuer by path's sessions ({issuer: name}); a bad name is a 400", async () => {
     const issuer = `${idp.base}/tenant-b`;
     const { claims } = await webAppLogin(issuer, "kim");
-    const bad = await fetch(`${idp.base}/debug/sessions/end`, { method: "POST", body: JSON.stringify({ issuer: "a/b" }), headers: { "content-type": "application/json" } });
+    const bad = await fetch(`${idp.base}/debug/sessions/end`, {
+      method: "POST",
+      body: JSON.stringify({ issuer: "a/b" }),
+      headers: { "content-type": "application/json" },
+    });
     expect(bad.status).toBe(400);
     await bad.text();
     const ended = await debugJson<{ ended: number }>(idp.base, "/sessions/end", { issuer: "tenant-b" });

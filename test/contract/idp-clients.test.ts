@@ -7,13 +7,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify } from "jose";
 import {
-  WEB_APP_SECRET,
   authRequest,
   client,
   codeFlow,
   failOnServerErrors,
   getAuthorize,
   getJson,
+  type Idp,
+  INSTANCES,
   interactiveLogin,
   loginCategories,
   quickPickLogins,
@@ -22,8 +23,7 @@ import {
   startIdp,
   startInstances,
   stateDatabase,
-  INSTANCES,
-  type Idp,
+  WEB_APP_SECRET,
 } from "./idp-helpers.ts";
 import { currentRuntime, startService } from "../runtimes/service.ts";
 
@@ -48,7 +48,11 @@ describe("IDP_CLIENT_ID equal to a builtin (web-app): merged into it", () => {
     const wrong = await rp(idp.issuer, "web-app", client.ClientSecretPost("a-configured-secret"));
     const attempt = await authRequest(wrong, { redirectUri: CONFIGURED_REDIRECT });
     const { callback } = await interactiveLogin(attempt.url, "alice");
-    expect((await rejection(client.authorizationCodeGrant(wrong, callback, { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state, expectedNonce: attempt.nonce }))).error).toBe("invalid_client");
+    expect(
+      (await rejection(
+        client.authorizationCodeGrant(wrong, callback, { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state, expectedNonce: attempt.nonce }),
+      )).error,
+    ).toBe("invalid_client");
 
     const right = await rp(idp.issuer, "web-app", client.ClientSecretBasic(WEB_APP_SECRET));
     const { claims } = await codeFlow(right, { params: { redirect_uri: CONFIGURED_REDIRECT } });
@@ -97,7 +101,11 @@ describe("IDP_CLIENT_ID matching no builtin: a new permissive client", () => {
 
   it("confidential with the configured secret, PKCE optional, any scope, every grant", async () => {
     const config = await rp(idp.issuer, "my-app", client.ClientSecretBasic("my-app-secret"));
-    const { claims, tokens } = await codeFlow(config, { pkce: "none", scope: "openid offline_access custom:scope", params: { redirect_uri: CONFIGURED_REDIRECT } });
+    const { claims, tokens } = await codeFlow(config, {
+      pkce: "none",
+      scope: "openid offline_access custom:scope",
+      params: { redirect_uri: CONFIGURED_REDIRECT },
+    });
     expect(claims.aud).toBe("my-app");
     expect(tokens.scope).toContain("custom:scope");
     expect(tokens.refresh_token).toBeTruthy();
@@ -165,8 +173,8 @@ describe("state across a restart", () => {
     pair
       ? `${runtime}, two instances on one database: after both restart, refresh tokens, sessions and generated keys are still there`
       : durable
-        ? "workerd: after a restart on the same storage, refresh tokens, sessions and generated keys are still there"
-        : `${runtime}: a restart starts from empty state with new generated keys`,
+      ? "workerd: after a restart on the same storage, refresh tokens, sessions and generated keys are still there"
+      : `${runtime}: a restart starts from empty state with new generated keys`,
     async () => {
       const persistTo = `.wrangler/test-state/idp-restart-${crypto.randomUUID()}`;
       const database = pair ? stateDatabase() : undefined;

@@ -8,20 +8,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import {
   ALICE_SUB,
-  REDIRECT_URI,
-  WEB_APP_SECRET,
   authRequest,
   client,
   codeFlow,
+  failOnServerErrors,
   getAuthorize,
+  type Idp,
   interactiveLogin,
   redeem,
+  REDIRECT_URI,
   rejection,
   rp,
   startIdp,
   userinfo,
-  type Idp,
-  failOnServerErrors,
+  WEB_APP_SECRET,
 } from "./idp-helpers.ts";
 
 let idp: Idp;
@@ -131,18 +131,32 @@ describe("a single-page app on another origin", () => {
     const form = new URLSearchParams(request.url.searchParams);
     form.set("login", "alice");
     form.set("extra_claims", '{"roles": ["tester"]}');
-    const login = await fetch(`${idp.issuer}/authorize`, { method: "POST", body: form, redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const login = await fetch(`${idp.issuer}/authorize`, {
+      method: "POST",
+      body: form,
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(login.status).toBe(302);
     const fragment = new URLSearchParams(new URL(login.headers.get("location")!).hash.slice(1));
     expect(fragment.get("state")).toBe(request.state);
 
-    const preflight = await fetch(`${idp.issuer}/userinfo`, { method: "OPTIONS", headers: { origin, "access-control-request-method": "GET", "access-control-request-headers": "authorization" } });
+    const preflight = await fetch(`${idp.issuer}/userinfo`, {
+      method: "OPTIONS",
+      headers: { origin, "access-control-request-method": "GET", "access-control-request-headers": "authorization" },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe(origin);
     const token = await fetch(`${idp.issuer}/token`, {
       method: "POST",
       headers: { origin, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "authorization_code", client_id: "dev-client", code: fragment.get("code")!, code_verifier: request.verifier!, redirect_uri: `${origin}/callback` }),
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        client_id: "dev-client",
+        code: fragment.get("code")!,
+        code_verifier: request.verifier!,
+        redirect_uri: `${origin}/callback`,
+      }),
     });
     expect(token.status).toBe(200);
     expect(token.headers.get("access-control-allow-origin")).toBe(origin);

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- JSON read back from a service, typed where it is checked
 /**
  * Identity provider: discovery, keys, the authorization code flow with PKCE driven by openid-client,
  * seeded users and silent authentication (prompt, max_age, login_hint). Client rules and a
@@ -6,27 +7,26 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import {
-  ALICE_SUB,
-  REDIRECT_URI,
   advanceClock,
+  ALICE_SUB,
   authRequest,
   client,
   codeFlow,
   debugJson,
+  failOnServerErrors,
   getAuthorize,
   getJson,
+  type Idp,
   inputByName,
   interactiveLogin,
   postLogin,
   redeem,
+  REDIRECT_URI,
   rejection,
   rp,
   sessionCookie,
   sessionSetCookie,
   startIdp,
-  userinfo,
-  type Idp,
-  failOnServerErrors,
 } from "./idp-helpers.ts";
 
 // Seeded users with every field the spec names (inline YAML, as IDP_USERS carries it).
@@ -70,16 +70,18 @@ describe("discovery and keys", () => {
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     const d = res.body;
     expect(d.issuer).toBe(idp.issuer);
-    for (const [field, path] of [
-      ["authorization_endpoint", "/authorize"],
-      ["token_endpoint", "/token"],
-      ["userinfo_endpoint", "/userinfo"],
-      ["jwks_uri", "/jwks"],
-      ["end_session_endpoint", "/end-session"],
-      ["device_authorization_endpoint", "/device_authorization"],
-      ["introspection_endpoint", "/introspect"],
-      ["revocation_endpoint", "/revoke"],
-    ] as const) {
+    for (
+      const [field, path] of [
+        ["authorization_endpoint", "/authorize"],
+        ["token_endpoint", "/token"],
+        ["userinfo_endpoint", "/userinfo"],
+        ["jwks_uri", "/jwks"],
+        ["end_session_endpoint", "/end-session"],
+        ["device_authorization_endpoint", "/device_authorization"],
+        ["introspection_endpoint", "/introspect"],
+        ["revocation_endpoint", "/revoke"],
+      ] as const
+    ) {
       expect(d[field], field).toBe(idp.issuer + path);
     }
     expect(d.dpop_signing_alg_values_supported).toEqual(expect.arrayContaining(["ES256", "RS256"]));

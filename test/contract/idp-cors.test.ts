@@ -6,7 +6,7 @@
  * debug). A POST from an origin that is not allowed spends nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authRequest, client, failOnServerErrors, interactiveLogin, rp, startIdp, type Idp } from "./idp-helpers.ts";
+import { authRequest, client, failOnServerErrors, type Idp, interactiveLogin, rp, startIdp } from "./idp-helpers.ts";
 
 /** The SPA of the issue: its redirect URI is configured, so its origin is allowed. */
 const SPA = "http://localhost:4000";
@@ -55,7 +55,13 @@ describe("CORS with the redirect URIs' origins and IDP_CORS_ORIGINS", () => {
   }
 
   function exchange(grant: { code: string; verifier: string }, headers: Record<string, string> = {}): Promise<Response> {
-    const body = new URLSearchParams({ grant_type: "authorization_code", client_id: "dev-client", redirect_uri: SPA_CALLBACK, code: grant.code, code_verifier: grant.verifier });
+    const body = new URLSearchParams({
+      grant_type: "authorization_code",
+      client_id: "dev-client",
+      redirect_uri: SPA_CALLBACK,
+      code: grant.code,
+      code_verifier: grant.verifier,
+    });
     return fetch(`${idp.base}/token`, { method: "POST", headers: { ...FORM, ...headers }, body });
   }
 
@@ -183,10 +189,12 @@ describe("CORS with the redirect URIs' origins and IDP_CORS_ORIGINS", () => {
   });
 
   it("revocation and device authorization refuse an origin that is not allowed the same way", async () => {
-    for (const [path, params] of [
-      ["/revoke", { client_id: "dev-client", token: "anything" }],
-      ["/device_authorization", { client_id: "dev-client", scope: "openid" }],
-    ] as const) {
+    for (
+      const [path, params] of [
+        ["/revoke", { client_id: "dev-client", token: "anything" }],
+        ["/device_authorization", { client_id: "dev-client", scope: "openid" }],
+      ] as const
+    ) {
       const res = await fetch(idp.base + path, { method: "POST", headers: { ...FORM, origin: "http://evil.test" }, body: new URLSearchParams(params) });
       expect(res.status, path).toBe(403);
       expect(((await res.json()) as { error: string }).error).toBe("invalid_request");

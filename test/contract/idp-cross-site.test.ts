@@ -5,7 +5,7 @@
  * program) is no browser acting for someone else. Bodies are bounded (1 MiB).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authRequest, failOnServerErrors, rp, sessionCookie, startIdp, type Idp } from "./idp-helpers.ts";
+import { authRequest, failOnServerErrors, type Idp, rp, sessionCookie, startIdp } from "./idp-helpers.ts";
 import type * as client from "openid-client";
 
 let idp: Idp;
@@ -24,7 +24,12 @@ async function loginPost(headers: Record<string, string>, fields: Record<string,
   const request = await authRequest(config);
   const form = new URLSearchParams(request.url.searchParams);
   for (const [k, v] of Object.entries(fields)) form.set(k, v);
-  return fetch(request.url.origin + request.url.pathname, { method: "POST", body: form, redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
+  return fetch(request.url.origin + request.url.pathname, {
+    method: "POST",
+    body: form,
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+  });
 }
 
 describe("requests another site started", () => {
@@ -48,10 +53,19 @@ describe("requests another site started", () => {
   it("refuses debug actions and device approval another site started", async () => {
     const reset = await fetch(`${idp.base}/debug/reset`, { method: "POST", headers: EVIL });
     expect(reset.status).toBe(403);
-    const clock = await fetch(`${idp.base}/debug/clock`, { method: "POST", headers: { ...EVIL, "content-type": "text/plain" }, body: '{"advance_seconds":86400}' });
+    const clock = await fetch(`${idp.base}/debug/clock`, {
+      method: "POST",
+      headers: { ...EVIL, "content-type": "text/plain" },
+      body: '{"advance_seconds":86400}',
+    });
     expect(clock.status).toBe(403);
     expect((await fetch(`${idp.base}/debug`)).status).toBe(200);
-    const device = await fetch(`${idp.base}/device`, { method: "POST", headers: { ...EVIL, "content-type": "application/x-www-form-urlencoded" }, body: "user_code=ABCD-EFGH&action=approve", redirect: "manual" });
+    const device = await fetch(`${idp.base}/device`, {
+      method: "POST",
+      headers: { ...EVIL, "content-type": "application/x-www-form-urlencoded" },
+      body: "user_code=ABCD-EFGH&action=approve",
+      redirect: "manual",
+    });
     expect(device.status).toBe(403);
   });
 });
@@ -60,7 +74,11 @@ describe("request bodies", () => {
   // Behind the pair projects' round-robin proxy the connection the provider closes on an unread
   // body becomes the proxy's 502: the rule is the provider's, tested without the proxy.
   it.skipIf(process.env.TEST_IDP_INSTANCES === "2")("refuses a body over 1 MiB with 413, before reading it", async () => {
-    const res = await fetch(`${idp.base}/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `grant_type=client_credentials&pad=${"p".repeat(1024 * 1024)}` });
+    const res = await fetch(`${idp.base}/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `grant_type=client_credentials&pad=${"p".repeat(1024 * 1024)}`,
+    });
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ error: "invalid_request" });
     expect(await (await fetch(`${idp.base}/healthz`)).text()).toBe("ok");

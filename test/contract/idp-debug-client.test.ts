@@ -4,7 +4,7 @@
  * page it comes back to shows the tokens decoded, the ID token's signature checked.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALICE_SUB, interactiveLogin, startIdp, type Idp } from "./idp-helpers.ts";
+import { ALICE_SUB, type Idp, interactiveLogin, startIdp } from "./idp-helpers.ts";
 
 let idp: Idp;
 beforeAll(async () => {
@@ -19,7 +19,12 @@ describe("GET /debug/client", () => {
     expect(start.headers.get("cache-control")).toContain("no-store");
     const authorize = new URL(start.headers.get("location")!);
     expect(authorize.href.startsWith(`${idp.issuer}/authorize?`)).toBe(true);
-    expect(Object.fromEntries(authorize.searchParams)).toMatchObject({ client_id: "debug-client", redirect_uri: `${idp.issuer}/debug/client`, response_type: "code", code_challenge_method: "S256" });
+    expect(Object.fromEntries(authorize.searchParams)).toMatchObject({
+      client_id: "debug-client",
+      redirect_uri: `${idp.issuer}/debug/client`,
+      response_type: "code",
+      code_challenge_method: "S256",
+    });
     const cookie = start.headers.get("set-cookie")!.split(";")[0]!;
 
     const { callback } = await interactiveLogin(authorize, "alice");

@@ -1,9 +1,8 @@
 /** Identity provider: the loopback-only debug interface (counts, listings, key modes, clock, reset). */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
-  ALICE_SUB,
-  RFC3339,
   advanceClock,
+  ALICE_SUB,
   authRequest,
   client,
   codeFlow,
@@ -11,14 +10,15 @@ import {
   debugJson,
   getAuthorize,
   getJson,
+  type Idp,
   interactiveLogin,
   postForm,
   redeem,
   rejection,
   resetIdp,
+  RFC3339,
   rp,
   startIdp,
-  type Idp,
 } from "./idp-helpers.ts";
 import { currentRuntime } from "../runtimes/service.ts";
 import { createLocalJWKSet, jwtVerify } from "jose";

@@ -5,22 +5,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import {
-  ALICE_SUB,
-  DEVICE_CODE_GRANT,
-  USER_CODE,
-  WEB_APP_SECRET,
   advanceClock,
+  ALICE_SUB,
   client,
   codeFlow,
   debugJson,
+  DEVICE_CODE_GRANT,
   elementText,
+  failOnServerErrors,
+  type Idp,
   inputByName,
   postForm,
   rejection,
   rp,
   startIdp,
-  type Idp,
-  failOnServerErrors,
+  USER_CODE,
+  WEB_APP_SECRET,
 } from "./idp-helpers.ts";
 
 interface DeviceAuthorization {

@@ -3,26 +3,26 @@
  * DPoP handle (ES256 and RS256); the negative cases use proofs crafted with jose.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SignJWT, exportJWK, generateKeyPair } from "jose";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import {
   ALICE_SUB,
-  REDIRECT_URI,
-  WEB_APP_SECRET,
   authRequest,
   client,
   codeFlow,
   debugJson,
   dpopProof,
+  failOnServerErrors,
+  type Idp,
   interactiveLogin,
   postForm,
+  type ProofKey,
   proofKey,
+  REDIRECT_URI,
   rejection,
   rp,
   startIdp,
   userinfo,
-  type Idp,
-  type ProofKey,
-  failOnServerErrors,
+  WEB_APP_SECRET,
 } from "./idp-helpers.ts";
 
 let idp: Idp;
@@ -138,9 +138,7 @@ describe("DPoP proofs checked at /token", () => {
     expect(res.status).toBe(200);
     expect(res.body.token_type).toBe("DPoP");
     const token = res.body.access_token as string;
-    const listed = (await debugJson<Array<{ token_prefix: string; jkt?: string }>>(idp.base, "/tokens")).find((t) =>
-      token.startsWith(t.token_prefix),
-    );
+    const listed = (await debugJson<Array<{ token_prefix: string; jkt?: string }>>(idp.base, "/tokens")).find((t) => token.startsWith(t.token_prefix));
     expect(listed?.jkt).toBe(key.thumbprint);
   });
 

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startHranaServer } from "../fixtures/hrana-server.ts";
 import { startRoundRobin } from "../runtimes/round-robin.ts";
-import { currentRuntime, startService, type RunningService } from "../runtimes/service.ts";
+import { currentRuntime, type RunningService, startService } from "../runtimes/service.ts";
 
 export { client };
 // The suites import every helper from here.

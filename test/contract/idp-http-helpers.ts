@@ -1,9 +1,10 @@
+// deno-lint-ignore-file no-explicit-any -- JSON read back from a service, typed where it is checked
 /**
  * Helpers for the identity provider's contract suites below openid-client: raw HTTP calls, the
  * debug interface, DPoP proofs crafted by hand, and reading the provider's HTML. Not a test file;
  * the suites import it through idp-helpers.ts.
  */
-import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from "jose";
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 
 // ---------------------------------------------------------------------------------------------
 // Raw HTTP helpers

@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ALICE_SUB,
-  WEB_APP_SECRET,
   authRequest,
   basicAuth,
   client,
@@ -15,13 +14,14 @@ import {
   failOnServerErrors,
   getAuthorize,
   getJson,
+  type Idp,
   interactiveLogin,
   postForm,
   rejection,
   rp,
   startIdp,
   userinfo,
-  type Idp,
+  WEB_APP_SECRET,
 } from "./idp-helpers.ts";
 
 failOnServerErrors();
@@ -66,7 +66,11 @@ describe("issuers by path next to the configured issuer", () => {
       expect(intro.body).toEqual({ active: false });
     }
     // So is the refresh token, and at its own issuer it still works.
-    const foreign = await postForm(`${idp.base}/tenant-b/token`, { grant_type: "refresh_token", refresh_token: tokens.refresh_token!, client_id: "dev-client" });
+    const foreign = await postForm(`${idp.base}/tenant-b/token`, {
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token!,
+      client_id: "dev-client",
+    });
     expect(foreign.status).toBe(400);
     expect(foreign.body.error).toBe("invalid_grant");
     expect(foreign.headers.get("cache-control")).toContain("no-store");
@@ -105,7 +109,12 @@ describe("issuers by path next to the configured issuer", () => {
     await page.text();
     const form = new URLSearchParams(url.searchParams);
     form.set("login", "alice");
-    const login = await fetch(url.origin + url.pathname, { method: "POST", body: form, redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const login = await fetch(url.origin + url.pathname, {
+      method: "POST",
+      body: form,
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(login.status).toBe(302);
     const pair = login.headers.getSetCookie().map((l) => l.split(";")[0]!).find((p) => p.startsWith("idp_session.tenant-a="));
     expect(pair).toBeDefined();
@@ -139,7 +148,17 @@ describe("issuers by path next to the configured issuer", () => {
     const getTenantToken = await fetch(`${idp.base}/tenant-a/token`);
     expect(getTenantToken.status).toBe(405);
     expect(getTenantToken.headers.get("allow")).toBe("POST");
-    for (const path of ["/nothing-here", "/tenant-a/nothing", "/token/extra", "/debug/nothing", "/-bad/.well-known/openid-configuration", "/tenant-a/debug", "/tenant-a/debug/reset"]) {
+    for (
+      const path of [
+        "/nothing-here",
+        "/tenant-a/nothing",
+        "/token/extra",
+        "/debug/nothing",
+        "/-bad/.well-known/openid-configuration",
+        "/tenant-a/debug",
+        "/tenant-a/debug/reset",
+      ]
+    ) {
       const res = await fetch(`${idp.base}${path}`);
       expect(res.status, path).toBe(404);
       expect(res.headers.get("content-type"), path).toContain("application/json");
@@ -158,7 +177,9 @@ describe("issuers by path next to the configured issuer", () => {
     const request = await authRequest(a);
     const { callback } = await interactiveLogin(request.url, "alice");
     // The callback carries iss=<tenant-a>: tenant-b's configuration refuses it.
-    const err = await rejection(client.authorizationCodeGrant(b, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state, expectedNonce: request.nonce }));
+    const err = await rejection(
+      client.authorizationCodeGrant(b, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state, expectedNonce: request.nonce }),
+    );
     expect(err.code).toBe("OAUTH_INVALID_RESPONSE");
   });
 });

@@ -6,19 +6,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  type AuthRequest,
   authRequest,
   client,
   decodeEntities,
   elementText,
   failOnServerErrors,
   getAuthorize,
+  type Idp,
   inputByName,
   redeem,
   rp,
   sessionCookie,
   startIdp,
-  type AuthRequest,
-  type Idp,
 } from "./idp-helpers.ts";
 
 let idp: Idp;
@@ -131,7 +131,14 @@ describe("the pages refuse to be framed", () => {
       ["login page", await getAuthorize(request.url)],
       ["login page again (400)", await submit(request, { login: "" })],
       ["device page", await fetch(`${idp.base}/device`)],
-      ["device decision", await fetch(`${idp.base}/device`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "user_code=ABCD-EFGH&action=approve&login=bob" })],
+      [
+        "device decision",
+        await fetch(`${idp.base}/device`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: "user_code=ABCD-EFGH&action=approve&login=bob",
+        }),
+      ],
       ["error page", await fetch(`${idp.base}/authorize?client_id=nobody&redirect_uri=http://x.test/cb`)],
       ["logged-out page", await fetch(`${idp.base}/end-session`)],
     ];

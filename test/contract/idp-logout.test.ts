@@ -6,12 +6,12 @@ import {
   client,
   codeFlow,
   debugJson,
+  failOnServerErrors,
   getAuthorize,
+  type Idp,
   rp,
   sessionSetCookie,
   startIdp,
-  type Idp,
-  failOnServerErrors,
 } from "./idp-helpers.ts";
 
 interface SessionRow {

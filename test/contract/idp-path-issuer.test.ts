@@ -1,17 +1,6 @@
 /** Identity provider with a path-based issuer (`IDP_ISSUER={origin}/realms/dev`). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ALICE_SUB,
-  DEVICE_CODE_GRANT,
-  client,
-  codeFlow,
-  getJson,
-  postForm,
-  rp,
-  startIdp,
-  type Idp,
-  failOnServerErrors,
-} from "./idp-helpers.ts";
+import { ALICE_SUB, client, codeFlow, DEVICE_CODE_GRANT, failOnServerErrors, getJson, type Idp, postForm, rp, startIdp } from "./idp-helpers.ts";
 
 const PREFIX = "/realms/dev";
 
@@ -29,14 +18,16 @@ describe("path-based issuer", () => {
     expect(res.status).toBe(200);
     const d = res.body;
     expect(d.issuer).toBe(`${idp.base}${PREFIX}`);
-    for (const [field, path] of [
-      ["authorization_endpoint", "/authorize"],
-      ["token_endpoint", "/token"],
-      ["userinfo_endpoint", "/userinfo"],
-      ["jwks_uri", "/jwks"],
-      ["end_session_endpoint", "/end-session"],
-      ["device_authorization_endpoint", "/device_authorization"],
-    ] as const) {
+    for (
+      const [field, path] of [
+        ["authorization_endpoint", "/authorize"],
+        ["token_endpoint", "/token"],
+        ["userinfo_endpoint", "/userinfo"],
+        ["jwks_uri", "/jwks"],
+        ["end_session_endpoint", "/end-session"],
+        ["device_authorization_endpoint", "/device_authorization"],
+      ] as const
+    ) {
       expect(d[field], field).toBe(`${idp.base}${PREFIX}${path}`);
     }
   });

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /**
  * Identity provider: where a browser may be sent back. Redirect URIs on a loopback IP literal
  * (`127.0.0.1`, `[::1]`) match any port with the same scheme, host, path and query (RFC 8252

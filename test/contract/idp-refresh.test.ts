@@ -2,18 +2,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import {
-  ALICE_SUB,
-  WEB_APP_SECRET,
   advanceClock,
+  ALICE_SUB,
   client,
   codeFlow,
+  failOnServerErrors,
+  type Idp,
   postForm,
   rejection,
   rp,
   startIdp,
   userinfo,
-  type Idp,
-  failOnServerErrors,
+  WEB_APP_SECRET,
 } from "./idp-helpers.ts";
 
 let idp: Idp;

@@ -6,20 +6,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  REDIRECT_URI,
   attributes,
+  type AuthRequest,
   authRequest,
   client,
   failOnServerErrors,
   getAuthorize,
+  type Idp,
   inputByName,
   interactiveLogin,
   postLogin,
   redeem,
+  REDIRECT_URI,
   rp,
   startIdp,
-  type AuthRequest,
-  type Idp,
 } from "./idp-helpers.ts";
 
 let idp: Idp;
@@ -119,7 +119,11 @@ describe("response_mode=form_post", () => {
     expect(res.headers.getSetCookie().some((line) => line.startsWith("idp_session="))).toBe(true);
 
     // What the browser would post to the client's callback, handed to the RP library as is.
-    const posted = new Request(form.action, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(form.fields) });
+    const posted = new Request(form.action, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(form.fields),
+    });
     const tokens = await redeem(config, posted as unknown as URL, req);
     expect(tokens.claims()?.email).toBe("alice@example.test");
   });

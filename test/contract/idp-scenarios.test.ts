@@ -12,6 +12,7 @@ import {
   codeFlow,
   getAuthorize,
   getJson,
+  type Idp,
   interactiveLogin,
   loginCategories,
   postLogin,
@@ -21,7 +22,6 @@ import {
   rp,
   startIdp,
   userinfo,
-  type Idp,
 } from "./idp-helpers.ts";
 
 const TOKEN_SLOW_MS = 300;
@@ -53,16 +53,17 @@ async function loginAs(login: string) {
   return { request, callback };
 }
 
-const roleLike = (claims: Record<string, unknown>): string[] =>
-  [claims.roles, claims.groups].flatMap((v) => (Array.isArray(v) ? v.map(String) : []));
+const roleLike = (claims: Record<string, unknown>): string[] => [claims.roles, claims.groups].flatMap((v) => (Array.isArray(v) ? v.map(String) : []));
 
 describe("authorization failures redirect to the client with that error", () => {
-  for (const [login, error] of [
-    ["fail-access-denied", "access_denied"],
-    ["fail-login-required", "login_required"],
-    ["fail-consent-required", "consent_required"],
-    ["fail-server-error", "server_error"],
-  ] as const) {
+  for (
+    const [login, error] of [
+      ["fail-access-denied", "access_denied"],
+      ["fail-login-required", "login_required"],
+      ["fail-consent-required", "consent_required"],
+      ["fail-server-error", "server_error"],
+    ] as const
+  ) {
     it(`${login} -> error=${error}`, async () => {
       const request = await authRequest(config);
       await (await getAuthorize(request.url)).arrayBuffer();
@@ -200,6 +201,7 @@ describe("claim variants", () => {
 
   it("unicode-name has a non-ASCII name, intact in the ID token and userinfo", async () => {
     const { claims, info } = await claimsOf("unicode-name");
+    // deno-lint-ignore no-control-regex
     expect(String(claims.name)).toMatch(/[^\x00-\x7f]/);
     expect(info.name).toBe(claims.name);
   });

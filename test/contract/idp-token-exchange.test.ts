@@ -7,21 +7,21 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import {
-  ALICE_SUB,
-  WEB_APP_SECRET,
   advanceClock,
+  ALICE_SUB,
   basicAuth,
   client,
   codeFlow,
   debugCounts,
   failOnServerErrors,
   getJson,
+  type Idp,
   postForm,
   rejection,
   rp,
   startIdp,
   userinfo,
-  type Idp,
+  WEB_APP_SECRET,
 } from "./idp-helpers.ts";
 
 const GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -90,7 +90,13 @@ describe("token exchange (opaque access tokens)", () => {
   it("an actor token puts `act` on the new token (the actor's sub and client)", async () => {
     const { access } = await userTokens(idp.issuer);
     const cc = await postForm(`${idp.issuer}/token`, { grant_type: "client_credentials" }, WEB_APP);
-    const res = await exchange(idp.issuer, { subject_token: access, subject_token_type: AT, actor_token: cc.body.access_token as string, actor_token_type: AT, audience: "orders-api" });
+    const res = await exchange(idp.issuer, {
+      subject_token: access,
+      subject_token_type: AT,
+      actor_token: cc.body.access_token as string,
+      actor_token_type: AT,
+      audience: "orders-api",
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toContain("no-store");
     expect(res.body.issued_token_type).toBe(AT);
@@ -137,7 +143,12 @@ describe("token exchange (opaque access tokens)", () => {
       ["a scope wider than the subject's", { subject_token: access, subject_token_type: AT, scope: "openid profile" }, "invalid_scope", 400],
       ["a relative resource", { subject_token: access, subject_token_type: AT, resource: "/orders" }, "invalid_target", 400],
       ["a resource with a fragment", { subject_token: access, subject_token_type: AT, resource: "https://orders.example.test/#x" }, "invalid_target", 400],
-      ["a refresh token asked for", { subject_token: access, subject_token_type: AT, requested_token_type: "urn:ietf:params:oauth:token-type:refresh_token" }, "invalid_request", 400],
+      [
+        "a refresh token asked for",
+        { subject_token: access, subject_token_type: AT, requested_token_type: "urn:ietf:params:oauth:token-type:refresh_token" },
+        "invalid_request",
+        400,
+      ],
       ["actor_token_type without actor_token", { subject_token: access, subject_token_type: AT, actor_token_type: AT }, "invalid_request", 400],
       ["actor_token without its type", { subject_token: access, subject_token_type: AT, actor_token: access }, "invalid_request", 400],
       ["an unknown actor token", { subject_token: access, subject_token_type: AT, actor_token: "nope", actor_token_type: AT }, "invalid_grant", 400],
@@ -186,7 +197,13 @@ describe("token exchange with JWT access tokens (IDP_ACCESS_TOKEN_FORMAT=jwt)", 
   it("the exchanged JWT has the audience asked for and the act claim", async () => {
     const { access } = await userTokens(idp.issuer);
     const cc = await postForm(`${idp.issuer}/token`, { grant_type: "client_credentials" }, WEB_APP);
-    const res = await exchange(idp.issuer, { subject_token: access, subject_token_type: AT, actor_token: cc.body.access_token as string, actor_token_type: AT, audience: "orders-api" });
+    const res = await exchange(idp.issuer, {
+      subject_token: access,
+      subject_token_type: AT,
+      actor_token: cc.body.access_token as string,
+      actor_token_type: AT,
+      audience: "orders-api",
+    });
     expect(res.status).toBe(200);
     const claims = decodeJwt(res.body.access_token as string);
     expect(claims).toMatchObject({ iss: idp.issuer, sub: ALICE_SUB, aud: "orders-api", client_id: "web-app", act: { sub: "web-app", client_id: "web-app" } });

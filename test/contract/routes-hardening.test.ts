@@ -34,7 +34,7 @@ const rawRequest = (path: string, init: Parameters<typeof rawRequestTo>[2] = {})
  * answer at all is status 0 (see below).
  */
 function chunkedUpload(path: string, contentType: string, limit: number, chunkSize = 65536): Promise<{ status: number; body: string; sent: number }> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve, _reject) => {
     const socket = connect(host.port, "127.0.0.1");
     let received = "";
     let sent = 0;
@@ -75,7 +75,7 @@ function chunkedUpload(path: string, contentType: string, limit: number, chunkSi
  * retry a POST). The host's own answers are never retried.
  */
 async function upload(...args: Parameters<typeof chunkedUpload>): ReturnType<typeof chunkedUpload> {
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = 1;; attempt++) {
     const res = await chunkedUpload(...args);
     if (attempt === 3 || res.status !== 503 || !res.body.includes("restarted mid-request")) return res;
   }
@@ -116,26 +116,41 @@ describe("what a script cannot do to the wire, and what a request cannot do to t
     const declared = await get("/echo/1", { method: "POST", headers: { "content-type": "text/plain" }, body: "x".repeat(1024 * 1024 + 1) });
     expect(declared.status).toBe(413);
     expect((await declared.json()).error.code).toBe("BODY_TOO_LARGE");
-    const within = await get("/echo/1", { method: "POST", headers: { "content-type": "text/plain" }, body: new Blob(["y".repeat(8192)]).stream(), duplex: "half" } as RequestInit);
+    const within = await get(
+      "/echo/1",
+      { method: "POST", headers: { "content-type": "text/plain" }, body: new Blob(["y".repeat(8192)]).stream(), duplex: "half" } as RequestInit,
+    );
     expect(within.status).toBe(200);
     expect((await within.json()).rawBody).toHaveLength(8192);
   });
 
   // On workerd the runtime joins small chunks before the Worker sees them, and its dev proxy
   // forwards 20,000 one-byte chunks too slowly for a test; Node is where a piece costs the host.
-  it.skipIf(process.env.TEST_RUNTIME === "workerd")("refuses a body in too many pieces (1-byte chunks) before it costs the host more than its size", async () => {
-    // 20,000 one-byte chunks: within 1 MiB, but past the 16,384 pieces a body may come in.
-    const res = await upload("/echo/1", "text/plain", 20_000, 1);
-    // Node hands over each chunk as it came; Deno and workerd may join them before the host sees
-    // them (then the body is an ordinary 20,000 bytes). Never a 500.
-    expect(process.env.TEST_RUNTIME === "node" ? [413] : [413, 200, 0]).toContain(res.status);
-    if (res.status === 413) expect(JSON.parse(res.body).error).toMatchObject({ code: "BODY_TOO_LARGE", message: "the request body came in more than 16384 pieces" });
-    if (res.status === 200) expect(JSON.parse(res.body).rawBody).toBe("x".repeat(20_000));
-    expect(await (await get("/text")).text()).toBe("PLAIN!");
-  });
+  it.skipIf(process.env.TEST_RUNTIME === "workerd")(
+    "refuses a body in too many pieces (1-byte chunks) before it costs the host more than its size",
+    async () => {
+      // 20,000 one-byte chunks: within 1 MiB, but past the 16,384 pieces a body may come in.
+      const res = await upload("/echo/1", "text/plain", 20_000, 1);
+      // Node hands over each chunk as it came; Deno and workerd may join them before the host sees
+      // them (then the body is an ordinary 20,000 bytes). Never a 500.
+      expect(process.env.TEST_RUNTIME === "node" ? [413] : [413, 200, 0]).toContain(res.status);
+      if (res.status === 413) {
+        expect(JSON.parse(res.body).error).toMatchObject({
+          code: "BODY_TOO_LARGE",
+          message: "the request body came in more than 16384 pieces",
+        });
+      }
+      if (res.status === 200) expect(JSON.parse(res.body).rawBody).toBe("x".repeat(20_000));
+      expect(await (await get("/text")).text()).toBe("PLAIN!");
+    },
+  );
 
   it("bounds a body sent to a plain mount the same way: 413, the rest never read", async () => {
-    const declared = await get("/pidp/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `grant_type=x&pad=${"p".repeat(1024 * 1024)}` });
+    const declared = await get("/pidp/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `grant_type=x&pad=${"p".repeat(1024 * 1024)}`,
+    });
     expect(declared.status).toBe(413);
     expect((await declared.json()).error.code).toBe("BODY_TOO_LARGE");
     const res = await upload("/pidp/token", "application/x-www-form-urlencoded", 256 * 1024 * 1024);
@@ -186,7 +201,23 @@ describe("what a script cannot do to the wire, and what a request cannot do to t
   it("matches a mount and its exclusions on the path the mounted app routes: encoding cannot step around them", async () => {
     expect(await rawRequest("/pidp/healthz")).toMatchObject({ status: 200, body: "ok" });
     expect((await rawRequest("/pidp/debug")).status).toBe(404);
-    for (const path of ["/pidp/pidp/debug", "/pidp/x/debug", "/pidp/idp/debug", "/pidp/x/debug/ui", "/pidp/%64ebug", "/pidp/de%62ug", "/pidp/%64%65%62%75%67", "/pidp//debug", "/pidp/debug/", "/p%69dp/debug", "/pidp/x/../debug", "/pidp/%2e/debug", "/pidp/x/%2e%2e/debug"]) {
+    for (
+      const path of [
+        "/pidp/pidp/debug",
+        "/pidp/x/debug",
+        "/pidp/idp/debug",
+        "/pidp/x/debug/ui",
+        "/pidp/%64ebug",
+        "/pidp/de%62ug",
+        "/pidp/%64%65%62%75%67",
+        "/pidp//debug",
+        "/pidp/debug/",
+        "/p%69dp/debug",
+        "/pidp/x/../debug",
+        "/pidp/%2e/debug",
+        "/pidp/x/%2e%2e/debug",
+      ]
+    ) {
       const res = await rawRequest(path);
       expect(res.body, path).not.toContain("counts");
       expect(res.status, path).toBe(404);

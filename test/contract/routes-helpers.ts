@@ -7,8 +7,8 @@
 import { Agent, request as httpRequest } from "node:http";
 import { exportJWK, generateKeyPair, type JWK } from "jose";
 import { expect } from "vitest";
-import { startIdp, type StartedIdp } from "../../apps/idp/testing.ts";
-import { startService, type RunningService } from "../runtimes/service.ts";
+import { type StartedIdp, startIdp } from "../../apps/idp/testing.ts";
+import { type RunningService, startService } from "../runtimes/service.ts";
 
 export const AUDIENCE = "routes-contract";
 export const CLIENTS = [
@@ -28,7 +28,15 @@ export async function startRoutesContract(): Promise<RoutesContract> {
   const signingKey = { ...(await exportJWK(privateKey)), kid: "dev-key-1", alg: "RS256" };
   const idp = await startIdp({ clients: CLIENTS, accessTokenFormat: "jwt", accessTokenAudience: AUDIENCE, signingKeys: { keys: [signingKey] } });
   const host = await startService("routes", {
-    env: { ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js", ROUTES_ISSUER: idp.issuer, ROUTES_AUDIENCE: AUDIENCE, ROUTES_CPU_MS: "300", ROUTES_SESSION_SECRET: "contract-secret", ROUTES_DB: "none", ROUTES_ASSETS: "test/contract/fixtures/routes-assets" },
+    env: {
+      ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js",
+      ROUTES_ISSUER: idp.issuer,
+      ROUTES_AUDIENCE: AUDIENCE,
+      ROUTES_CPU_MS: "300",
+      ROUTES_SESSION_SECRET: "contract-secret",
+      ROUTES_DB: "none",
+      ROUTES_ASSETS: "test/contract/fixtures/routes-assets",
+    },
   });
   return { idp, host, signingKey };
 }
@@ -46,7 +54,11 @@ export async function clientToken(idp: StartedIdp, client: "reader" | "outsider"
 }
 
 /** A request through node:http to the host on `port`, the path exactly as written (fetch would normalize `..` and `%2e%2e`). */
-export function rawRequest(port: number, path: string, init: { method?: string; headers?: Record<string, string>; agent?: Agent } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+export function rawRequest(
+  port: number,
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; agent?: Agent } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: "127.0.0.1", port, path, method: init.method ?? "GET", headers: init.headers, agent: init.agent }, (res) => {
       let body = "";

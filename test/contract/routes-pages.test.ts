@@ -6,8 +6,8 @@
  * out does not show them from the browser's cache. On node, deno and workerd (the vitest project).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startIdp, type StartedIdp } from "../../apps/idp/testing.ts";
-import { startService, type RunningService } from "../runtimes/service.ts";
+import { type StartedIdp, startIdp } from "../../apps/idp/testing.ts";
+import { type RunningService, startService } from "../runtimes/service.ts";
 
 const AUDIENCE = "routes-pages";
 const CLIENTS = [{ client_id: "reader", client_secret: "reader-secret", redirect_uris: ["http://localhost/cb"] }];
@@ -19,7 +19,13 @@ let host: RunningService;
 beforeAll(async () => {
   idp = await startIdp({ clients: CLIENTS, accessTokenFormat: "jwt", accessTokenAudience: AUDIENCE });
   host = await startService("routes", {
-    env: { ROUTES_SCRIPT: "test/contract/fixtures/routes-pages/app.js", ROUTES_ISSUER: idp.issuer, ROUTES_AUDIENCE: AUDIENCE, ROUTES_SESSION_SECRET: "pages-secret", ROUTES_DB: "none" },
+    env: {
+      ROUTES_SCRIPT: "test/contract/fixtures/routes-pages/app.js",
+      ROUTES_ISSUER: idp.issuer,
+      ROUTES_AUDIENCE: AUDIENCE,
+      ROUTES_SESSION_SECRET: "pages-secret",
+      ROUTES_DB: "none",
+    },
   });
 });
 
@@ -87,7 +93,6 @@ describe("a browser gets a page, a program JSON", () => {
     expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(await res.text()).toContain("/ does not answer DELETE requests.");
   });
-
 });
 
 describe("Cache-Control on authenticated answers", () => {

@@ -7,8 +7,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startIdp, type StartedIdp } from "../../apps/idp/testing.ts";
-import { freePort, startService, type RunningService } from "../runtimes/service.ts";
+import { type StartedIdp, startIdp } from "../../apps/idp/testing.ts";
+import { freePort, type RunningService, startService } from "../runtimes/service.ts";
 
 describe("browser sign-in (/auth/login, /auth/callback, /auth/logout)", () => {
   let site: RunningService;
@@ -17,7 +17,12 @@ describe("browser sign-in (/auth/login, /auth/callback, /auth/logout)", () => {
   // Durable Object, in a storage directory a restart finds again.
   const dir = mkdtempSync(join(tmpdir(), "routes-signin-"));
   const siteOptions = (idpPort: number) => ({
-    env: { ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js", ROUTES_ISSUER: `http://127.0.0.1:${idpPort}`, ROUTES_CLIENT_ID: "site", ...(process.env.TEST_RUNTIME === "workerd" ? {} : { ROUTES_DB: `file:${dir}/routes.db` }) },
+    env: {
+      ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js",
+      ROUTES_ISSUER: `http://127.0.0.1:${idpPort}`,
+      ROUTES_CLIENT_ID: "site",
+      ...(process.env.TEST_RUNTIME === "workerd" ? {} : { ROUTES_DB: `file:${dir}/routes.db` }),
+    },
     persistTo: dir,
   });
   let idpPort: number;
@@ -26,7 +31,10 @@ describe("browser sign-in (/auth/login, /auth/callback, /auth/logout)", () => {
     // known once it listens, so the provider (discovered on first use) starts after it.
     idpPort = await freePort();
     site = await startService("routes", siteOptions(idpPort));
-    provider = await startIdp({ port: idpPort, clients: [{ client_id: "site", redirect_uris: [`${site.baseUrl}/auth/callback`], post_logout_redirect_uris: [`${site.baseUrl}/`], require_pkce: true }] });
+    provider = await startIdp({
+      port: idpPort,
+      clients: [{ client_id: "site", redirect_uris: [`${site.baseUrl}/auth/callback`], post_logout_redirect_uris: [`${site.baseUrl}/`], require_pkce: true }],
+    });
   });
   afterAll(async () => {
     await site?.stop();
@@ -45,7 +53,11 @@ describe("browser sign-in (/auth/login, /auth/callback, /auth/logout)", () => {
   };
   const header = (cookies: Map<string, string>) => [...cookies].map(([k, v]) => `${k}=${v}`).join("; ");
   const at = (path: string, cookies: Map<string, string>, init: RequestInit = {}) =>
-    fetch(path.startsWith("http") ? path : `${site.baseUrl}${path}`, { redirect: "manual", ...init, headers: { ...(init.headers as Record<string, string>), cookie: header(cookies) } }).then((r) => jarOf(cookies, r));
+    fetch(path.startsWith("http") ? path : `${site.baseUrl}${path}`, {
+      redirect: "manual",
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), cookie: header(cookies) },
+    }).then((r) => jarOf(cookies, r));
 
   /** /auth/login with return_to, the provider's login form as alice, back to /auth/callback. */
   async function signIn(cookies: Map<string, string>, returnTo: string): Promise<{ back: Response; callback: string }> {
@@ -53,7 +65,11 @@ describe("browser sign-in (/auth/login, /auth/callback, /auth/logout)", () => {
     expect(start.status).toBe(302);
     const authorize = new URL(start.headers.get("location")!);
     expect(`${authorize.origin}${authorize.pathname}`).toBe(`${provider.issuer}/authorize`);
-    const login = await fetch(`${provider.url}/authorize`, { method: "POST", body: new URLSearchParams([...authorize.searchParams, ["login", "alice"]]), redirect: "manual" });
+    const login = await fetch(`${provider.url}/authorize`, {
+      method: "POST",
+      body: new URLSearchParams([...authorize.searchParams, ["login", "alice"]]),
+      redirect: "manual",
+    });
     const callback = login.headers.get("location")!;
     expect(callback.startsWith(`${site.baseUrl}/auth/callback?`)).toBe(true);
     return { back: await at(callback, cookies), callback };
@@ -75,7 +91,15 @@ describe("browser sign-in (/auth/login, /auth/callback, /auth/logout)", () => {
     expect((await at("/me", cookies)).status).toBe(401);
   });
 
-  it.each(["%2F%09%2Fevil.example%2Fx", "%2F%0A%2Fevil.example%2Fx", "%2F%0D%2Fevil.example%2Fx", "%2F%5Cevil.example", "%2F.%2F%2Fevil.example", "https%3A%2F%2Fevil.example%2F", "%2F%2Fevil.example"])(
+  it.each([
+    "%2F%09%2Fevil.example%2Fx",
+    "%2F%0A%2Fevil.example%2Fx",
+    "%2F%0D%2Fevil.example%2Fx",
+    "%2F%5Cevil.example",
+    "%2F.%2F%2Fevil.example",
+    "https%3A%2F%2Fevil.example%2F",
+    "%2F%2Fevil.example",
+  ])(
     "sends return_to=%s home: the callback redirects to /, never off-site or 500",
     async (returnTo) => {
       const { back } = await signIn(new Map(), returnTo);

@@ -6,10 +6,10 @@
  * wrong-audience tokens). What a script or a request cannot do to the wire is in
  * routes-hardening.test.ts; browser sign-in in routes-sign-in.test.ts.
  */
-import { generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
+import { generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StartedIdp } from "../../apps/idp/testing.ts";
-import { startService, type RunningService } from "../runtimes/service.ts";
+import { type RunningService, startService } from "../runtimes/service.ts";
 import { AUDIENCE, clientToken, rawRequest as rawRequestTo, startRoutesContract } from "./routes-helpers.ts";
 
 let idp: StartedIdp;
@@ -128,7 +128,16 @@ describe("static files", () => {
     expect((await get("/staticfoo")).status).toBe(404);
   });
 
-  it.each(["/static/../app.js", "/static/%2e%2e/app.js", "/static/..%2fapp.js", "/static/..%5capp.js", "/static/%252e%252e%252fapp.js", "/static/sub/..%2f..%2fapp.js", "/static/site.css%00", "/static/%2fetc%2fpasswd"])(
+  it.each([
+    "/static/../app.js",
+    "/static/%2e%2e/app.js",
+    "/static/..%2fapp.js",
+    "/static/..%5capp.js",
+    "/static/%252e%252e%252fapp.js",
+    "/static/sub/..%2f..%2fapp.js",
+    "/static/site.css%00",
+    "/static/%2fetc%2fpasswd",
+  ])(
     "never serves a file outside the directory: %s",
     async (path) => {
       const res = await rawRequest(path);
@@ -145,7 +154,9 @@ describe("an assets module (ROUTES_ASSETS, bundled into the Worker)", () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toBe("<p>embedded page</p>\n");
     expect((await get("/embedded/index.html")).headers.get("content-type")).toBe("text/html; charset=utf-8");
-    for (const path of ["/embedded/../hello.txt", "/embedded/%2e%2e/hello.txt", "/embedded/..%2fhello.txt"]) expect((await rawRequest(path)).body).not.toContain("embedded hello");
+    for (const path of ["/embedded/../hello.txt", "/embedded/%2e%2e/hello.txt", "/embedded/..%2fhello.txt"]) {
+      expect((await rawRequest(path)).body).not.toContain("embedded hello");
+    }
   });
 });
 
@@ -180,7 +191,11 @@ describe("authenticated routes with the identity provider's access tokens", () =
   it("refuses a JWT of the issuer that is not an access token (an ID token): 401", async () => {
     const key = await importJWK(signingKey, "RS256");
     const now = Math.floor(Date.now() / 1000);
-    const idToken = await new SignJWT({ iss: idp.issuer, sub: "user-x", aud: AUDIENCE, scope: "notes:read", iat: now, exp: now + 600 }).setProtectedHeader({ alg: "RS256", kid: "dev-key-1", typ: "JWT" }).sign(key);
+    const idToken = await new SignJWT({ iss: idp.issuer, sub: "user-x", aud: AUDIENCE, scope: "notes:read", iat: now, exp: now + 600 }).setProtectedHeader({
+      alg: "RS256",
+      kid: "dev-key-1",
+      typ: "JWT",
+    }).sign(key);
     const res = await get("/me", { headers: { authorization: `Bearer ${idToken}` } });
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toContain("not an access token");
@@ -197,7 +212,11 @@ describe("authenticated routes with the identity provider's access tokens", () =
     const res = await get("/me", { headers: { authorization: `Bearer ${await token("reader", "notes:read notes:write")}` } });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ id: "reader", kind: "client", action: "notes:read", route: "GET /me" });
-    const post = await get("/notes", { method: "POST", headers: { authorization: `Bearer ${await token("reader", "notes:write")}`, "content-type": "application/json" }, body: '{"t":1}' });
+    const post = await get("/notes", {
+      method: "POST",
+      headers: { authorization: `Bearer ${await token("reader", "notes:write")}`, "content-type": "application/json" },
+      body: '{"t":1}',
+    });
     expect(post.status).toBe(201);
     expect(await post.json()).toEqual({ saved: { t: 1 } });
   });
@@ -238,7 +257,13 @@ describe("authenticated routes with the identity provider's access tokens", () =
     const ok = await get("/csrf-notes", { method: "POST", headers: form, body: `text=hi&_csrf=${csrf}` });
     expect(ok.status).toBe(201);
     expect(await ok.json()).toEqual({ saved: "hi" });
-    expect((await get("/csrf-notes", { method: "POST", headers: { ...auth, cookie, "x-csrf-token": csrf, "content-type": "application/json" }, body: '{"text":"json"}' })).status).toBe(201);
+    expect(
+      (await get("/csrf-notes", {
+        method: "POST",
+        headers: { ...auth, cookie, "x-csrf-token": csrf, "content-type": "application/json" },
+        body: '{"text":"json"}',
+      })).status,
+    ).toBe(201);
     for (const headers of [form, { ...auth, "content-type": "application/x-www-form-urlencoded" }]) {
       const refused = await get("/csrf-notes", { method: "POST", headers, body: headers === form ? "text=hi&_csrf=wrong" : `text=hi&_csrf=${csrf}` });
       expect(refused.status).toBe(403);
@@ -255,9 +280,14 @@ describe("authenticated routes with the identity provider's access tokens", () =
 
 describe("authorization by a policy (ROUTES_POLICY)", () => {
   let withPolicy: RunningService;
-  const POLICY = JSON.stringify({ roles: { claims: ["scope"] }, rules: [{ roles: ["notes.editor"], allow: ["notes:*"] }, { roles: ["ops"], allow: ["admin"] }] });
+  const POLICY = JSON.stringify({
+    roles: { claims: ["scope"] },
+    rules: [{ roles: ["notes.editor"], allow: ["notes:*"] }, { roles: ["ops"], allow: ["admin"] }],
+  });
   beforeAll(async () => {
-    withPolicy = await startService("routes", { env: { ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js", ROUTES_ISSUER: idp.issuer, ROUTES_AUDIENCE: AUDIENCE, ROUTES_POLICY: POLICY } });
+    withPolicy = await startService("routes", {
+      env: { ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js", ROUTES_ISSUER: idp.issuer, ROUTES_AUDIENCE: AUDIENCE, ROUTES_POLICY: POLICY },
+    });
   });
   afterAll(() => withPolicy?.stop());
 
@@ -269,6 +299,8 @@ describe("authorization by a policy (ROUTES_POLICY)", () => {
     expect((await fetch(`${withPolicy.baseUrl}/admin`, { headers: editor })).status).toBe(403);
     // The scope names the action itself, but this host goes by its policy.
     expect((await fetch(`${withPolicy.baseUrl}/me`, { headers: { authorization: `Bearer ${await token("reader", "notes:read")}` } })).status).toBe(403);
-    expect(await (await fetch(`${withPolicy.baseUrl}/admin`, { headers: { authorization: `Bearer ${await token("outsider", "ops")}` } })).text()).toBe("admin only");
+    expect(await (await fetch(`${withPolicy.baseUrl}/admin`, { headers: { authorization: `Bearer ${await token("outsider", "ops")}` } })).text()).toBe(
+      "admin only",
+    );
   });
 });

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- JSON read back from a service, typed where it is checked
 /**
  * Session service, beyond the spec: the Server-Sent Events push channel, the OpenAPI document,
  * request size limits and the file upload routes (workerd only).
@@ -5,7 +6,6 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  MISSING_ID,
   awaitHold,
   createSession,
   createTemplate,
@@ -13,13 +13,14 @@ import {
   expectOk,
   fetchesFrom,
   get,
+  type HoldServer,
   holdServer,
+  MISSING_ID,
   post,
   repl,
+  type Sessions,
   startSessions,
   uniqueName,
-  type HoldServer,
-  type Sessions,
 } from "./sessions-helpers.ts";
 
 let s: Sessions;
@@ -206,7 +207,10 @@ describe("OpenAPI document", () => {
       expect.objectContaining({ name: "session_id", in: "query", required: true }),
       expect.objectContaining({ name: "limit", in: "query", required: false }),
     ]);
-    expect(doc.paths["/sessions"].get.responses["200"].content["application/json"].schema).toEqual({ type: "array", items: { $ref: "#/components/schemas/Session" } });
+    expect(doc.paths["/sessions"].get.responses["200"].content["application/json"].schema).toEqual({
+      type: "array",
+      items: { $ref: "#/components/schemas/Session" },
+    });
     expect(doc.components.schemas.Session.required).toEqual(["id", "template_id", "workspace_id", "base_commit_oid", "worktree_path", "status", "created_at"]);
     expect(doc.components.schemas.Session.properties.status.enum).toEqual(["starting", "ready", "crashed", "closed"]);
     const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
@@ -240,12 +244,14 @@ describe("OpenAPI document", () => {
 
 describe("HTTP rules, request limits and uploads", () => {
   it("another method on a known path is 405 METHOD_NOT_ALLOWED with Allow", async () => {
-    for (const [method, path, allow] of [
-      ["PUT", "/templates", "POST, GET"],
-      ["POST", "/health", "GET"],
-      ["PATCH", `/sessions/${MISSING_ID}`, "GET, DELETE"],
-      ["GET", "/executions/run-file", "POST"],
-    ]) {
+    for (
+      const [method, path, allow] of [
+        ["PUT", "/templates", "POST, GET"],
+        ["POST", "/health", "GET"],
+        ["PATCH", `/sessions/${MISSING_ID}`, "GET, DELETE"],
+        ["GET", "/executions/run-file", "POST"],
+      ]
+    ) {
       const res = await fetch(`${s.api}${path}`, { method });
       expect(res.status, `${method} ${path}`).toBe(405);
       expect(res.headers.get("allow")).toBe(allow);

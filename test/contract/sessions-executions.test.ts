@@ -4,10 +4,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  MISSING_ID,
-  RFC3339_MS,
-  SECRET,
-  UUID,
   addFiles,
   awaitHold,
   createSession,
@@ -16,12 +12,16 @@ import {
   expectOk,
   fetchesFrom,
   get,
+  type HoldServer,
   holdServer,
+  MISSING_ID,
   post,
   repl,
-  startSessions,
-  type HoldServer,
+  RFC3339_MS,
+  SECRET,
   type Sessions,
+  startSessions,
+  UUID,
 } from "./sessions-helpers.ts";
 
 let s: Sessions;

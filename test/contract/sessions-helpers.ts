@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- JSON read back from a service, typed where it is checked
 /**
  * Shared helpers for the session service's contract suites: starting a service, JSON calls,
  * worktrees and library files that exist on every runtime (a temp directory on Node and Deno,
@@ -10,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, expect } from "vitest";
-import { startService, type RunningService, type StartOptions } from "../runtimes/service.ts";
+import { type RunningService, type StartOptions, startService } from "../runtimes/service.ts";
 
 export const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -116,7 +117,11 @@ export const sessionBody = (templateId: string, worktree: string) => ({
 });
 
 /** A ready session of a new template with this setup, in a worktree with these files. */
-export async function createSession(s: Sessions, setup: TemplateSetup = {}, files: Record<string, string> = {}): Promise<{ id: string; templateId: string; worktree: string }> {
+export async function createSession(
+  s: Sessions,
+  setup: TemplateSetup = {},
+  files: Record<string, string> = {},
+): Promise<{ id: string; templateId: string; worktree: string }> {
   const templateId = await createTemplate(s, setup);
   const worktree = await makeWorktree(s, files);
   const session = expectOk(await post(s, "/sessions", sessionBody(templateId, worktree)), 201);
@@ -135,7 +140,7 @@ afterAll(() => Promise.all(temporary.splice(0).map((dir) => rm(dir, { recursive:
 
 async function writeTree(files: Record<string, string>, root?: string): Promise<string> {
   let dir = root;
-  if (dir === undefined) temporary.push((dir = await mkdtemp(join(tmpdir(), "sessions-"))));
+  if (dir === undefined) temporary.push(dir = await mkdtemp(join(tmpdir(), "sessions-")));
   for (const [path, text] of Object.entries(files)) {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), text);

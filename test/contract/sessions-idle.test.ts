@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { currentRuntime } from "../runtimes/service.ts";
-import { createSession, expectOk, get, repl, startSessions, type Sessions } from "./sessions-helpers.ts";
+import { createSession, expectOk, get, repl, type Sessions, startSessions } from "./sessions-helpers.ts";
 
 /** Longer than workerd's eviction window for an idle Durable Object (10 s, checked every few s). */
 const IDLE_MS = currentRuntime() === "workerd" ? Number(process.env.TEST_IDLE_MS ?? 16_000) : 500;

@@ -18,8 +18,8 @@ import {
   post,
   repl,
   sessionBody,
-  startSessions,
   type Sessions,
+  startSessions,
 } from "./sessions-helpers.ts";
 
 let s: Sessions;
@@ -134,14 +134,16 @@ describe("limits have a maximum, and no accepted limit fires a watchdog early", 
   it("wall_ms and cpu_ms above a day are 400 VALIDATION_ERROR; the other limits have maxima too", async () => {
     const templateId = await createTemplate(s);
     const before = expectOk(await get(s, `/templates/${templateId}/settings`));
-    for (const limits of [
-      { wall_ms: 2147483647 },
-      { wall_ms: DAY_MS + 1 },
-      { cpu_ms: DAY_MS + 1 },
-      { mem_mb: 1025 },
-      { max_events: 1_000_001 },
-      { max_output_kb: 1_048_577 },
-    ]) {
+    for (
+      const limits of [
+        { wall_ms: 2147483647 },
+        { wall_ms: DAY_MS + 1 },
+        { cpu_ms: DAY_MS + 1 },
+        { mem_mb: 1025 },
+        { max_events: 1_000_001 },
+        { max_output_kb: 1_048_577 },
+      ]
+    ) {
       const error = expectError(await patch(s, `/templates/${templateId}/settings`, { limits }), 400, "VALIDATION_ERROR");
       expect(error.details?.issues?.[0]?.path).toBe(`limits.${Object.keys(limits)[0]}`);
     }
@@ -205,11 +207,13 @@ describe("405 for every method a path does not serve", () => {
   }
 
   it("TRACE on a known path is 405 METHOD_NOT_ALLOWED with Allow", async () => {
-    for (const [path, allow] of [
-      ["/health", "GET"],
-      ["/templates", "POST, GET"],
-      ["/executions/repl", "POST"],
-    ] as const) {
+    for (
+      const [path, allow] of [
+        ["/health", "GET"],
+        ["/templates", "POST, GET"],
+        ["/executions/repl", "POST"],
+      ] as const
+    ) {
       const res = await raw("TRACE", path);
       expect(res.status, `TRACE ${path}: ${res.body}`).toBe(405);
       expect(res.allow).toBe(allow);

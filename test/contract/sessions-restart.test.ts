@@ -9,25 +9,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { currentRuntime } from "../runtimes/service.ts";
-import {
-  RFC3339_MS,
-  awaitHold,
-  createSession,
-  expectOk,
-  fetchesFrom,
-  get,
-  holdServer,
-  post,
-  repl,
-  startSessions,
-  type Sessions,
-} from "./sessions-helpers.ts";
+import { awaitHold, createSession, expectOk, fetchesFrom, get, holdServer, post, repl, RFC3339_MS, type Sessions, startSessions } from "./sessions-helpers.ts";
 
 let current: Sessions | undefined;
 afterAll(() => current?.svc.stop());
 
 async function start(dir: string): Promise<Sessions> {
-  current = currentRuntime() === "workerd" ? await startSessions({ persistTo: dir }) : await startSessions({ args: ["--db", `file:${join(dir, "sessions.db")}`] });
+  current = currentRuntime() === "workerd"
+    ? await startSessions({ persistTo: dir })
+    : await startSessions({ args: ["--db", `file:${join(dir, "sessions.db")}`] });
   return current;
 }
 
@@ -97,7 +87,10 @@ async function restartScenario(how: "kill" | "stop"): Promise<void> {
     expect(expectOk(await repl(s, busy.id, "1"), 409).error.code).toBe("SESSION_NOT_READY");
 
     // The restarted service works: a new session from the same template.
-    const again = expectOk(await post(s, "/sessions", { template_id: idle.templateId, workspace_id: "w", base_commit_oid: "c", worktree_path: idle.worktree }), 201);
+    const again = expectOk(
+      await post(s, "/sessions", { template_id: idle.templateId, workspace_id: "w", base_commit_oid: "c", worktree_path: idle.worktree }),
+      201,
+    );
     expect(expectOk(await repl(s, again.id, "'after restart'"), 201).result.json).toBe("after restart");
   } finally {
     await hold.close();

@@ -5,19 +5,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  SECRET,
   addFiles,
   createSession,
   escapeRoute,
   expectError,
   expectOk,
   get,
+  type HoldServer,
   holdServer,
   post,
   repl,
-  startSessions,
-  type HoldServer,
+  SECRET,
   type Sessions,
+  startSessions,
 } from "./sessions-helpers.ts";
 
 let s: Sessions;
@@ -201,7 +201,9 @@ describe("module catalog and capabilities", () => {
 
   it("path is POSIX path arithmetic", async () => {
     const { id } = await createSession(s, { modules: ["path"] });
-    expect(await value(id, "const p = require('path'); [p.join('a', 'b', '../c.js'), p.dirname('/x/y/z.js'), p.extname('f.mjs'), p.basename('/a/b.txt', '.txt')]")).toEqual([
+    expect(
+      await value(id, "const p = require('path'); [p.join('a', 'b', '../c.js'), p.dirname('/x/y/z.js'), p.extname('f.mjs'), p.basename('/a/b.txt', '.txt')]"),
+    ).toEqual([
       "a/c.js",
       "/x/y",
       ".mjs",

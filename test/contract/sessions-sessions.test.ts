@@ -4,10 +4,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  MISSING_ID,
-  RFC3339_MS,
-  SECRET,
-  UUID,
   call,
   createSession,
   createTemplate,
@@ -17,11 +13,15 @@ import {
   expectOk,
   get,
   makeWorktree,
+  MISSING_ID,
   post,
   repl,
+  RFC3339_MS,
+  SECRET,
   sessionBody,
-  startSessions,
   type Sessions,
+  startSessions,
+  UUID,
 } from "./sessions-helpers.ts";
 import { currentRuntime } from "../runtimes/service.ts";
 
@@ -79,8 +79,9 @@ describe("session create", () => {
     }
     // Where worktrees are uploaded rather than on a disk (workerd), the error says how.
     const missing = expectError(await post(s, "/sessions", sessionBody(templateId, "/never/uploaded")), 400, "VALIDATION_ERROR");
-    if (currentRuntime() === "workerd") expect(missing.message).toContain("upload the files first with PUT /api/v1/worktree-files?root=%2Fnever%2Fuploaded&path=<file>");
-    else expect(missing.message).toBe("worktree_path is not an existing directory");
+    if (currentRuntime() === "workerd") {
+      expect(missing.message).toContain("upload the files first with PUT /api/v1/worktree-files?root=%2Fnever%2Fuploaded&path=<file>");
+    } else expect(missing.message).toBe("worktree_path is not an existing directory");
     expect(await sessionIds()).toEqual(before);
   });
 
@@ -122,7 +123,10 @@ describe("startup failures", () => {
     const templateId = await createTemplate(s, { startupFiles: [{ path: "missing.js" }] });
     const err = expectError(await post(s, "/sessions", sessionBody(templateId, await makeWorktree(s))), 404, "FILE_NOT_FOUND");
     expect(err.details).toMatchObject({ path: "missing.js", session_id: expect.stringMatching(UUID) });
-    expect(expectOk(await get(s, `/sessions/${err.details!.session_id}`))).toMatchObject({ status: "crashed", last_error: expect.stringContaining("missing.js") });
+    expect(expectOk(await get(s, `/sessions/${err.details!.session_id}`))).toMatchObject({
+      status: "crashed",
+      last_error: expect.stringContaining("missing.js"),
+    });
   });
 
   it("a startup file that leaves the worktree through a symlink is 422 INVALID_PATH before any script runs", async () => {

@@ -4,20 +4,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  MISSING_ID,
-  RFC3339_MS,
-  UUID,
   call,
   createTemplate,
   del,
   expectError,
   expectOk,
   get,
+  MISSING_ID,
   patch,
   post,
+  RFC3339_MS,
+  type Sessions,
   startSessions,
   uniqueName,
-  type Sessions,
+  UUID,
 } from "./sessions-helpers.ts";
 
 const DEFAULT_SETTINGS = {

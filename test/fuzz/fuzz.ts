@@ -58,12 +58,13 @@ export async function check<T>(name: string, arbitrary: fc.Arbitrary<T>, numRuns
 function describeCase(value: unknown): string {
   // Bodies as text (cut), and without the operation's whole OpenAPI entry.
   const cut = (t: string) => (t.length > 300 ? `${t.slice(0, 200)}...(${t.length} characters)` : t);
-  const text = JSON.stringify(value, (k, v: unknown) =>
-    k === "spec" ? undefined : v instanceof Uint8Array ? `<${v.byteLength} bytes: ${cut(new TextDecoder().decode(v))}>` : typeof v === "string" ? cut(v) : v,
+  const text = JSON.stringify(
+    value,
+    (k, v: unknown) =>
+      k === "spec" ? undefined : v instanceof Uint8Array ? `<${v.byteLength} bytes: ${cut(new TextDecoder().decode(v))}>` : typeof v === "string" ? cut(v) : v,
   );
   return text === undefined ? String(value) : text.length > 2000 ? `${text.slice(0, 2000)}... (${text.length} characters)` : text;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Requests as bytes
@@ -120,7 +121,6 @@ export function send(origin: string, req: Pick<FuzzRequest, "method" | "path" | 
     else r.end();
   });
 }
-
 
 /** Refused by the HTTP server before the app saw it (Node's 16 KiB header limit: 431 with no
  * body; an overlong URI: 414). Documented by the runtime, not the product; nothing is stored. */

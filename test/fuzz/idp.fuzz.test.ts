@@ -16,8 +16,24 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { startService, type RunningService } from "../runtimes/service.ts";
-import { check, deepValue, encodePathSegment, nastyString, nestedText, RawJson, expectAnswered, refusedByServer, runs, send, START_MS, toJsonText, utf8, type FuzzRequest, type FuzzResponse } from "./fuzz.ts";
+import { type RunningService, startService } from "../runtimes/service.ts";
+import {
+  check,
+  deepValue,
+  encodePathSegment,
+  expectAnswered,
+  type FuzzRequest,
+  type FuzzResponse,
+  nastyString,
+  nestedText,
+  RawJson,
+  refusedByServer,
+  runs,
+  send,
+  START_MS,
+  toJsonText,
+  utf8,
+} from "./fuzz.ts";
 
 const REDIRECT_URI = "http://127.0.0.1:3000/callback";
 const WEB_APP_SECRET = "web-app-secret";
@@ -108,12 +124,66 @@ interface Endpoint {
 }
 
 const ENDPOINTS: Endpoint[] = [
-  { method: "POST", path: "/token", oauth: true, params: ["grant_type", "client_id", "client_secret", "code", "redirect_uri", "code_verifier", "refresh_token", "device_code", "scope", "subject_token", "subject_token_type", "actor_token", "audience", "resource"] },
+  {
+    method: "POST",
+    path: "/token",
+    oauth: true,
+    params: [
+      "grant_type",
+      "client_id",
+      "client_secret",
+      "code",
+      "redirect_uri",
+      "code_verifier",
+      "refresh_token",
+      "device_code",
+      "scope",
+      "subject_token",
+      "subject_token_type",
+      "actor_token",
+      "audience",
+      "resource",
+    ],
+  },
   { method: "POST", path: "/device_authorization", oauth: true, params: ["client_id", "client_secret", "scope"] },
   { method: "POST", path: "/revoke", oauth: true, params: ["token", "token_type_hint", "client_id", "client_secret"] },
   { method: "POST", path: "/introspect", oauth: true, params: ["token", "token_type_hint", "client_id", "client_secret"] },
-  { method: "GET", path: "/authorize", params: ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce", "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint"] },
-  { method: "POST", path: "/authorize", params: ["client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method", "prompt", "login", "password", "quick_login"] },
+  {
+    method: "GET",
+    path: "/authorize",
+    params: [
+      "client_id",
+      "redirect_uri",
+      "response_type",
+      "response_mode",
+      "scope",
+      "state",
+      "nonce",
+      "code_challenge",
+      "code_challenge_method",
+      "prompt",
+      "max_age",
+      "login_hint",
+    ],
+  },
+  {
+    method: "POST",
+    path: "/authorize",
+    params: [
+      "client_id",
+      "redirect_uri",
+      "response_type",
+      "scope",
+      "state",
+      "nonce",
+      "code_challenge",
+      "code_challenge_method",
+      "prompt",
+      "login",
+      "password",
+      "quick_login",
+    ],
+  },
   { method: "GET", path: "/device", params: ["user_code"] },
   { method: "POST", path: "/device", params: ["user_code", "action", "login", "password"] },
   { method: "GET", path: "/end-session", params: ["id_token_hint", "post_logout_redirect_uri", "client_id", "state"] },
@@ -166,7 +236,10 @@ const AUTH_HEADERS = fc.constantFrom<Record<string, string>>(
 
 const CONTENT_TYPES = fc.oneof(
   { weight: 8, arbitrary: fc.constant("application/x-www-form-urlencoded") },
-  { weight: 1, arbitrary: fc.constantFrom("application/json", "text/plain", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded; charset=utf-16", "") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("application/json", "text/plain", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded; charset=utf-16", ""),
+  },
 );
 
 function formRequest(e: Endpoint): fc.Arbitrary<FuzzRequest> {
@@ -188,7 +261,13 @@ function formRequest(e: Endpoint): fc.Arbitrary<FuzzRequest> {
         return { method: method ?? "GET", path: `${e.path}${text ? `?${text}` : ""}`, headers, label };
       }
       const body = jsonBody ? utf8(toJsonText({ grant_type: "client_credentials", x: jsonBody })) : utf8(text);
-      return { method: method ?? "POST", path: e.path, headers: { ...headers, ...(type && { "content-type": jsonBody ? "application/json" : type }) }, body, label };
+      return {
+        method: method ?? "POST",
+        path: e.path,
+        headers: { ...headers, ...(type && { "content-type": jsonBody ? "application/json" : type }) },
+        body,
+        label,
+      };
     });
 }
 
@@ -204,7 +283,10 @@ const scenarioFields = {
   roles: fc.constant(["r"]),
   email_verified: fc.oneof(fc.boolean(), fc.constant("yes")),
   claims: fc.oneof(
-    { weight: 3, arbitrary: fc.dictionary(fc.constantFrom("dept", "level", "tags"), fc.oneof(fc.string({ maxLength: 5 }), fc.integer(), fc.constant([1, [2]]))) },
+    {
+      weight: 3,
+      arbitrary: fc.dictionary(fc.constantFrom("dept", "level", "tags"), fc.oneof(fc.string({ maxLength: 5 }), fc.integer(), fc.constant([1, [2]]))),
+    },
     { weight: 2, arbitrary: deepValue.map((deep) => ({ deep })) },
     { weight: 1, arbitrary: fc.constantFrom([], "x", null, [1]) },
   ),
@@ -216,9 +298,20 @@ const scenarioRequest: fc.Arbitrary<FuzzRequest> = fc
   .record(scenarioFields, { requiredKeys: [] })
   .chain((body) => fc.record({ body: fc.constant(body), bodyShape: fc.constantFrom("object", "object", "object", "array", "deep", "garbage") }))
   .map(({ body, bodyShape }) => {
-    const text =
-      bodyShape === "object" ? toJsonText(body) : bodyShape === "array" ? toJsonText([body]) : bodyShape === "deep" ? toJsonText({ login: "deep", claims: new RawJson(nestedText(20_000, "object")) }) : "{login:";
-    return { method: "POST", path: "/debug/scenarios", headers: { "content-type": "application/json" }, body: utf8(text), label: `POST /debug/scenarios (${bodyShape})` };
+    const text = bodyShape === "object"
+      ? toJsonText(body)
+      : bodyShape === "array"
+      ? toJsonText([body])
+      : bodyShape === "deep"
+      ? toJsonText({ login: "deep", claims: new RawJson(nestedText(20_000, "object")) })
+      : "{login:";
+    return {
+      method: "POST",
+      path: "/debug/scenarios",
+      headers: { "content-type": "application/json" },
+      body: utf8(text),
+      label: `POST /debug/scenarios (${bodyShape})`,
+    };
   });
 
 // ---------------------------------------------------------------------------------------------
@@ -229,7 +322,11 @@ const scenarioRequest: fc.Arbitrary<FuzzRequest> = fc
 async function fingerprint(): Promise<string> {
   const debug = (await send(idp.baseUrl, { method: "GET", path: "/debug", headers: {} })).json as { counts: Record<string, number> };
   const { replay_entries: _replay, ...counts } = debug.counts;
-  const page = await send(idp.baseUrl, { method: "GET", path: `/authorize?${new URLSearchParams({ client_id: "dev-client", redirect_uri: REDIRECT_URI, response_type: "code", scope: "openid" })}`, headers: {} });
+  const page = await send(idp.baseUrl, {
+    method: "GET",
+    path: `/authorize?${new URLSearchParams({ client_id: "dev-client", redirect_uri: REDIRECT_URI, response_type: "code", scope: "openid" })}`,
+    headers: {},
+  });
   return JSON.stringify([counts, page.text.match(/data-login="[^"]*"/g)?.sort()]);
 }
 
@@ -303,8 +400,21 @@ function checkAnswer(e: Endpoint | "scenarios", req: FuzzRequest, res: FuzzRespo
 
 /** Signs a scenario in through the code flow (web-app, no PKCE): every step below 500. */
 async function signIn(login: string, password: string | undefined): Promise<void> {
-  const form = new URLSearchParams({ client_id: "web-app", redirect_uri: REDIRECT_URI, response_type: "code", scope: "openid profile email", state: "s", login, password: password ?? "" });
-  const res = await send(idp.baseUrl, { method: "POST", path: "/authorize", headers: { "content-type": "application/x-www-form-urlencoded" }, body: utf8(form.toString()) });
+  const form = new URLSearchParams({
+    client_id: "web-app",
+    redirect_uri: REDIRECT_URI,
+    response_type: "code",
+    scope: "openid profile email",
+    state: "s",
+    login,
+    password: password ?? "",
+  });
+  const res = await send(idp.baseUrl, {
+    method: "POST",
+    path: "/authorize",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: utf8(form.toString()),
+  });
   expect(res.status, `sign-in as ${JSON.stringify(login)}: ${res.text.slice(0, 200)}`).toBeLessThan(500);
   const code = res.headers.location && new URL(res.headers.location as string).searchParams.get("code");
   if (!code) return;
@@ -329,7 +439,10 @@ describe("the identity provider's endpoints, fuzzed", () => {
       {
         weight: 1,
         arbitrary: fc.constantFrom(...ENDPOINTS).chain((e) =>
-          nastyString.map((junk) => ({ e: e as Endpoint | "scenarios", req: { method: e.method, path: `${e.path}/${encodePathSegment(junk)}`, headers: {}, label: `${e.method} ${e.path}/<junk>` } as FuzzRequest })),
+          nastyString.map((junk) => ({
+            e: e as Endpoint | "scenarios",
+            req: { method: e.method, path: `${e.path}/${encodePathSegment(junk)}`, headers: {}, label: `${e.method} ${e.path}/<junk>` } as FuzzRequest,
+          }))
         ),
       },
     );

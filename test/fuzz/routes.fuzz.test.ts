@@ -16,9 +16,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { startIdp, type StartedIdp } from "../../apps/idp/testing.ts";
-import { startService, type RunningService } from "../runtimes/service.ts";
-import { check, encodePathSegment, expectAnswered, nastyString, nestedText, refusedByServer, runs, send, START_MS, utf8, type FuzzRequest, type FuzzResponse } from "./fuzz.ts";
+import { type StartedIdp, startIdp } from "../../apps/idp/testing.ts";
+import { type RunningService, startService } from "../runtimes/service.ts";
+import {
+  check,
+  encodePathSegment,
+  expectAnswered,
+  type FuzzRequest,
+  type FuzzResponse,
+  nastyString,
+  nestedText,
+  refusedByServer,
+  runs,
+  send,
+  START_MS,
+  utf8,
+} from "./fuzz.ts";
 
 const AUDIENCE = "routes-fuzz";
 const CLIENTS = [{ client_id: "writer", client_secret: "writer-secret", redirect_uris: ["http://localhost/cb"] }];
@@ -99,9 +112,43 @@ const path = fc.oneof(
   { weight: 6, arbitrary: fc.tuple(fc.constantFrom("/echo/", "/json/", "/files/", "/docs/", "/framing/"), segment).map(([p, s]) => p + s) },
   {
     weight: 4,
-    arbitrary: fc.constantFrom("/", "/text", "/settings", "/redirect", "/nothing", "/async", "/throw", "/inject", "/me", "/notes", "/admin", "/form", "/csrf-notes", "/static/site.css", "/static/sub/", "/static/sub", "/embedded/", "/staticfoo", "/no/such/route"),
+    arbitrary: fc.constantFrom(
+      "/",
+      "/text",
+      "/settings",
+      "/redirect",
+      "/nothing",
+      "/async",
+      "/throw",
+      "/inject",
+      "/me",
+      "/notes",
+      "/admin",
+      "/form",
+      "/csrf-notes",
+      "/static/site.css",
+      "/static/sub/",
+      "/static/sub",
+      "/embedded/",
+      "/staticfoo",
+      "/no/such/route",
+    ),
   },
-  { weight: 1, arbitrary: fc.constantFrom("//echo//1", "/echo/1/", "/x/../echo/1", "/%65cho/1", "/static/../app.js", "/static/%2e%2e/app.js", "/embedded/../../x", "/echo/1?x=1&x=2", "/echo/1?%zz", "/echo/1#frag") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "//echo//1",
+      "/echo/1/",
+      "/x/../echo/1",
+      "/%65cho/1",
+      "/static/../app.js",
+      "/static/%2e%2e/app.js",
+      "/embedded/../../x",
+      "/echo/1?x=1&x=2",
+      "/echo/1?%zz",
+      "/echo/1#frag",
+    ),
+  },
 );
 
 /** Path + the framing header names a script may not set, for /framing/:name. */
@@ -123,7 +170,9 @@ const bodyArb: fc.Arbitrary<{ kind: BodyKind; type?: string; text?: string; sent
   { weight: 2, arbitrary: fc.constant({ kind: "none" as const }) },
   {
     weight: 4,
-    arbitrary: fc.record({ v: jsonValue, type: fc.constantFrom("application/json", "application/vnd.x+json", "application/json; charset=utf-8") }).map(({ v, type }) => ({
+    arbitrary: fc.record({ v: jsonValue, type: fc.constantFrom("application/json", "application/vnd.x+json", "application/json; charset=utf-8") }).map((
+      { v, type },
+    ) => ({
       kind: "json" as const,
       type,
       text: JSON.stringify(v),
@@ -132,26 +181,58 @@ const bodyArb: fc.Arbitrary<{ kind: BodyKind; type?: string; text?: string; sent
   },
   {
     weight: 3,
-    arbitrary: fc.record({ depth: fc.constantFrom(63, 64, 65, 100, 3500, 5000, 20_000), kind: fc.constantFrom("array" as const, "object" as const) }).map(({ depth, kind }) => ({
+    arbitrary: fc.record({ depth: fc.constantFrom(63, 64, 65, 100, 3500, 5000, 20_000), kind: fc.constantFrom("array" as const, "object" as const) }).map((
+      { depth, kind },
+    ) => ({
       kind: "deep-json" as const,
       type: "application/json",
       text: nestedText(depth, kind),
       depth,
     })),
   },
-  { weight: 2, arbitrary: fc.constantFrom("{", "[1,]", '{"a":1}}', "nul\u0000", "{'a':1}", "[1] [2]").map((text) => ({ kind: "bad-json" as const, type: "application/json", text })) },
-  { weight: 1, arbitrary: fc.constantFrom("a=1&a=2&b=x", "%zz=1", "a=%ff", "=&&=", `d=${"[".repeat(5000)}`).map((text) => ({ kind: "form" as const, type: "application/x-www-form-urlencoded", text })) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom("{", "[1,]", '{"a":1}}', "nul\u0000", "{'a':1}", "[1] [2]").map((text) => ({
+      kind: "bad-json" as const,
+      type: "application/json",
+      text,
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("a=1&a=2&b=x", "%zz=1", "a=%ff", "=&&=", `d=${"[".repeat(5000)}`).map((text) => ({
+      kind: "form" as const,
+      type: "application/x-www-form-urlencoded",
+      text,
+    })),
+  },
   {
     weight: 1,
     arbitrary: fc.constant({
       kind: "multipart" as const,
       type: "multipart/form-data; boundary=XyZ",
-      text: '--XyZ\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--XyZ\r\nContent-Disposition: form-data; name="f"; filename="f.bin"\r\nContent-Type: application/octet-stream\r\n\r\n\u00ff\u0000\r\n--XyZ--\r\n',
+      text:
+        '--XyZ\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--XyZ\r\nContent-Disposition: form-data; name="f"; filename="f.bin"\r\nContent-Type: application/octet-stream\r\n\r\n\u00ff\u0000\r\n--XyZ--\r\n',
     }),
   },
-  { weight: 1, arbitrary: fc.constantFrom("multipart/form-data", "multipart/form-data; boundary=", "multipart/form-data; boundary=XyZ").map((type) => ({ kind: "bad-multipart" as const, type, text: "--nope\r\n\r\n" })) },
-  { weight: 1, arbitrary: fc.record({ text: fc.string({ maxLength: 50 }), type: fc.constantFrom("text/plain", "", "application/octet-stream", "*/*") }).map(({ text, type }) => ({ kind: "text" as const, type, text })) },
-  { weight: 1, arbitrary: fc.constantFrom("application/json", "text/plain").map((type) => ({ kind: "huge" as const, type, text: `"${"h".repeat(MAX_BODY + 10)}"` })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("multipart/form-data", "multipart/form-data; boundary=", "multipart/form-data; boundary=XyZ").map((type) => ({
+      kind: "bad-multipart" as const,
+      type,
+      text: "--nope\r\n\r\n",
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ text: fc.string({ maxLength: 50 }), type: fc.constantFrom("text/plain", "", "application/octet-stream", "*/*") }).map((
+      { text, type },
+    ) => ({ kind: "text" as const, type, text })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("application/json", "text/plain").map((type) => ({ kind: "huge" as const, type, text: `"${"h".repeat(MAX_BODY + 10)}"` })),
+  },
   { weight: 1, arbitrary: fc.constantFrom(1000, MAX_BODY + 10).map((n) => ({ kind: "chunked" as const, type: "text/plain", text: "c".repeat(n) })) },
 );
 
@@ -168,7 +249,10 @@ const headersArb = fc.record(
 
 const requestArb: fc.Arbitrary<RouteRequest> = fc
   .record({
-    method: fc.oneof({ weight: 6, arbitrary: fc.constantFrom("GET", "POST") }, { weight: 2, arbitrary: fc.constantFrom("PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE") }),
+    method: fc.oneof({ weight: 6, arbitrary: fc.constantFrom("GET", "POST") }, {
+      weight: 2,
+      arbitrary: fc.constantFrom("PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"),
+    }),
     path,
     framingName: framing,
     body: bodyArb,
@@ -199,7 +283,14 @@ async function sendRoute(req: RouteRequest): Promise<FuzzResponse> {
   const { request } = await import("node:http");
   const url = new URL(host.baseUrl);
   return new Promise((resolve, reject) => {
-    const r = request({ host: url.hostname, port: url.port, method: req.method, path: req.path, headers: { ...req.headers, "transfer-encoding": "chunked" }, agent: false }, (res) => {
+    const r = request({
+      host: url.hostname,
+      port: url.port,
+      method: req.method,
+      path: req.path,
+      headers: { ...req.headers, "transfer-encoding": "chunked" },
+      agent: false,
+    }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => {
@@ -214,8 +305,10 @@ async function sendRoute(req: RouteRequest): Promise<FuzzResponse> {
       });
     });
     r.setTimeout(15_000, () => r.destroy(new Error("no answer within 15 s")));
-    r.on("error", (err: NodeJS.ErrnoException) =>
-      err.code === "ECONNRESET" || err.code === "EPIPE" ? resolve({ status: 0, headers: {}, text: `connection closed: ${err.code}` }) : reject(err),
+    r.on(
+      "error",
+      (err: NodeJS.ErrnoException) =>
+        err.code === "ECONNRESET" || err.code === "EPIPE" ? resolve({ status: 0, headers: {}, text: `connection closed: ${err.code}` }) : reject(err),
     );
     const body = Buffer.from(req.body ?? new Uint8Array());
     for (let i = 0; i < body.length; i += 64 * 1024) r.write(body.subarray(i, i + 64 * 1024));
@@ -234,7 +327,8 @@ function checkAnswer(req: RouteRequest, res: FuzzResponse): void {
   if (!FAILS_BY_DESIGN.some((r) => r.test(routed))) expect(res.status, where).toBeLessThan(500);
   // A static mount answers a miss and another method in plain text (lib/http/static-files.ts;
   // docs/routes.md gives only the statuses there): not the envelope, left as it is.
-  const staticMiss = /^\/(static|embedded)(\/|$)/.test(routed) && ((res.status === 404 && res.text === "not found") || (res.status === 405 && res.text === "method not allowed"));
+  const staticMiss = /^\/(static|embedded)(\/|$)/.test(routed) &&
+    ((res.status === 404 && res.text === "not found") || (res.status === 405 && res.text === "method not allowed"));
   if (res.status >= 400 && req.method !== "HEAD" && !staticMiss) {
     expect(String(res.headers["content-type"]), where).toMatch(/^application\/json/);
     const body = res.json as { error?: { code?: unknown; message?: unknown } } | undefined;

@@ -15,26 +15,26 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { createSession, expectOk, get, patch, post, repl, startSessions, type Sessions } from "../contract/sessions-helpers.ts";
+import { createSession, expectOk, get, patch, post, repl, type Sessions, startSessions } from "../contract/sessions-helpers.ts";
 import {
   check,
   contentType,
   encode,
   encodePathSegment,
   encoding,
+  expectAnswered,
   fromSchema,
+  type FuzzRequest,
+  type FuzzResponse,
+  type JsonSchema,
   judge,
   mutate,
   mutation,
   nastyString,
-  expectAnswered,
   refusedByServer,
   runs,
   send,
   START_MS,
-  type FuzzRequest,
-  type FuzzResponse,
-  type JsonSchema,
   type Verdict,
 } from "./fuzz.ts";
 
@@ -61,7 +61,9 @@ beforeAll(async () => {
   // One sandbox thread: a case that took a thread down would crash the bystander too.
   s = await startSessions({ args: ["--threads", "1"], timeoutMs: START_MS, libraries: { "greet.js": "globalThis.greet = (n) => 'hi ' + n;" } });
   doc = expectOk(await get(s, "/openapi.json"));
-  operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, spec]) => ({ method: method.toUpperCase(), path, spec })));
+  operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, spec]) => ({ method: method.toUpperCase(), path, spec }))
+  );
   const limits = { cpu_ms: 500, wall_ms: 2000 };
   const session = await createSession(s, { settings: { limits }, modules: ["path"] }, { "main.js": "args", "lib/a.js": "1 + 1" });
   const execution = expectOk(await repl(s, session.id, "1 + 1"), 201);
@@ -79,10 +81,25 @@ const known = () => ({
   template_id: fc.constantFrom(fixture.templateId, fixture.templateId.toUpperCase()),
   session_id: fc.constant(fixture.sessionId),
   execution_id: fc.constant(fixture.executionId),
-  worktree_path: fc.constantFrom(fixture.worktree, `${fixture.worktree}/lib`, "/nonexistent", `${fixture.worktree}/${"n".repeat(256)}`, `${fixture.worktree}\u0000x`),
+  worktree_path: fc.constantFrom(
+    fixture.worktree,
+    `${fixture.worktree}/lib`,
+    "/nonexistent",
+    `${fixture.worktree}/${"n".repeat(256)}`,
+    `${fixture.worktree}\u0000x`,
+  ),
   path: fc.constantFrom("main.js", "lib/a.js", "lib", "missing.js", "../main.js", "n".repeat(256), "a\u0000b.js"),
   name: fc.constantFrom("fs", "path", "http", "env", "JSON", "greet.js", "greet", "vendor/x.js", "../x"),
-  input: fc.constantFrom("1 + 1", "console.log('x'); 2", "throw new Error('x')", "let d = []; for (let i = 0; i < 5000; i++) d = [d]; d", "args", "({a: 1})", "await 1", "}{"),
+  input: fc.constantFrom(
+    "1 + 1",
+    "console.log('x'); 2",
+    "throw new Error('x')",
+    "let d = []; for (let i = 0; i < 5000; i++) d = [d]; d",
+    "args",
+    "({a: 1})",
+    "await 1",
+    "}{",
+  ),
   status: fc.constantFrom("ready", "closed", "crashed", "starting"),
 });
 
@@ -151,8 +168,7 @@ function requestFor(op: Operation): fc.Arbitrary<FuzzRequest & { intent: Intent 
       let label = `${method} ${op.path}`;
       const served = Object.keys(doc.paths[op.path]!).map((m) => m.toUpperCase());
       const unserved = !served.includes(method) && !(method === "HEAD" && served.includes("GET"));
-      const clean =
-        method === op.method &&
+      const clean = method === op.method &&
         pathValues.every((p) => p.clean) &&
         Object.values(queryValues).every((v) => v.clean) &&
         !extraQuery &&
@@ -203,8 +219,9 @@ function checkAnswer(op: Operation, req: FuzzRequest & { intent: Intent }, res: 
   const verdict = req.intent.verdict;
   if (verdict) {
     if (verdict.tooDeep) expect([res.status, code], `${where} (nested deeper than 64)`).toEqual([400, "INVALID_REQUEST"]);
-    else if (verdict.unknown.length && verdict.invalid.length) expect([res.status, ["INVALID_REQUEST", "VALIDATION_ERROR"].includes(code!)], where).toEqual([400, true]);
-    else if (verdict.unknown.length) expect([res.status, code], `${where} (unknown: ${verdict.unknown})`).toEqual([400, "INVALID_REQUEST"]);
+    else if (verdict.unknown.length && verdict.invalid.length) {
+      expect([res.status, ["INVALID_REQUEST", "VALIDATION_ERROR"].includes(code!)], where).toEqual([400, true]);
+    } else if (verdict.unknown.length) expect([res.status, code], `${where} (unknown: ${verdict.unknown})`).toEqual([400, "INVALID_REQUEST"]);
     else if (verdict.invalid.length) expect([res.status, code], `${where} (invalid: ${verdict.invalid})`).toEqual([400, "VALIDATION_ERROR"]);
     else {
       expect(code, `${where} (a valid body)`).not.toBe("INVALID_REQUEST");

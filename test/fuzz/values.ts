@@ -35,7 +35,9 @@ export function toJsonText(value: unknown): string {
 /** Depths around the limit (64) and far past it (where recursive code runs out of stack). */
 export const DEPTHS = [2, 63, 64, 65, 100, 1000, 3500, 5000, 20_000];
 
-export const deepValue = fc.record({ depth: fc.constantFrom(...DEPTHS), kind: fc.constantFrom("array" as const, "object" as const) }).map(({ depth, kind }) => new RawJson(nestedText(depth, kind)));
+export const deepValue = fc.record({ depth: fc.constantFrom(...DEPTHS), kind: fc.constantFrom("array" as const, "object" as const) }).map(({ depth, kind }) =>
+  new RawJson(nestedText(depth, kind))
+);
 
 /** Strings that have broken things: controls, NUL, lone surrogates, bidi, very long names. */
 export const nastyString = fc.oneof(
@@ -72,7 +74,26 @@ export const nastyString = fc.oneof(
 
 /** Numbers at the edges of what a server might mishandle. */
 export const nastyNumber = fc.oneof(
-  fc.constantFrom(0, -0, -1, 1, 0.5, -1.5, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 53 - 1, 2 ** 53 + 2, -(2 ** 53), 1e21, 1e308, -1e308, 5e-324, 86_400_000, 86_400_001),
+  fc.constantFrom(
+    0,
+    -0,
+    -1,
+    1,
+    0.5,
+    -1.5,
+    2 ** 31 - 1,
+    2 ** 31,
+    2 ** 32,
+    2 ** 53 - 1,
+    2 ** 53 + 2,
+    -(2 ** 53),
+    1e21,
+    1e308,
+    -1e308,
+    5e-324,
+    86_400_000,
+    86_400_001,
+  ),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
@@ -187,7 +208,14 @@ export type Mutation =
 export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: "none" as const }) },
   { weight: 1, arbitrary: fc.nat().map((at) => ({ kind: "drop" as const, at })) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("extra" as const), key: fc.oneof(fc.constantFrom("__proto__", "constructor", "extra"), fc.string({ maxLength: 10 })), value: anyJson }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("extra" as const),
+      key: fc.oneof(fc.constantFrom("__proto__", "constructor", "extra"), fc.string({ maxLength: 10 })),
+      value: anyJson,
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("retype" as const), at: fc.nat(), depth: fc.nat({ max: 2 }), value: wrongTyped }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("nasty" as const), at: fc.nat(), value: fc.oneof(nastyString, nastyNumber) }) },
 );
@@ -242,12 +270,37 @@ export type Encoding =
 
 export const encoding: fc.Arbitrary<Encoding> = fc.oneof(
   { weight: 12, arbitrary: fc.constant("json" as const) },
-  { weight: 1, arbitrary: fc.constantFrom<Encoding>("bom", "truncated", "trailing-garbage", "duplicate-keys", "invalid-utf8", "utf16", "not-an-object", "empty", "huge", "deep-body") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<Encoding>(
+      "bom",
+      "truncated",
+      "trailing-garbage",
+      "duplicate-keys",
+      "invalid-utf8",
+      "utf16",
+      "not-an-object",
+      "empty",
+      "huge",
+      "deep-body",
+    ),
+  },
 );
 
 export const contentType = fc.oneof(
   { weight: 10, arbitrary: fc.constant("application/json") },
-  { weight: 1, arbitrary: fc.constantFrom("application/json; charset=utf-8", "application/problem+json", "text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-16", "", "*/*") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "application/json; charset=utf-8",
+      "application/problem+json",
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "application/json; charset=utf-16",
+      "",
+      "*/*",
+    ),
+  },
 );
 
 /** The body's bytes in this encoding. */

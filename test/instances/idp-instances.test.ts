@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dpopProof, proofKey, stateDatabase } from "../contract/idp-helpers.ts";
-import { startService, type RunningService, type RuntimeName } from "../runtimes/service.ts";
+import { type RunningService, type RuntimeName, startService } from "../runtimes/service.ts";
 
 /** One issuer for both, as behind a load balancer (the origin the tests call differs per instance). */
 const ISSUER = "http://idp.test";
@@ -35,11 +35,18 @@ describe.each<RuntimeName>(["node", "deno"])("%s: two instances on one database"
 
   /** A code for alice from a login at `svc` (scope with offline_access, so a refresh token follows). */
   async function code(svc: RunningService): Promise<string> {
-    const res = await post(svc, "/authorize", { client_id: "dev-client", redirect_uri: REDIRECT, response_type: "code", scope: "openid offline_access", login: "alice" });
+    const res = await post(svc, "/authorize", {
+      client_id: "dev-client",
+      redirect_uri: REDIRECT,
+      response_type: "code",
+      scope: "openid offline_access",
+      login: "alice",
+    });
     expect(res.status).toBe(302);
     return new URL(res.headers.get("location")!).searchParams.get("code")!;
   }
-  const redeem = (svc: RunningService, c: string) => post(svc, "/token", { grant_type: "authorization_code", client_id: "dev-client", redirect_uri: REDIRECT, code: c });
+  const redeem = (svc: RunningService, c: string) =>
+    post(svc, "/token", { grant_type: "authorization_code", client_id: "dev-client", redirect_uri: REDIRECT, code: c });
 
   /** Each instance gets `each` of the same request at once; the answers, winners first. */
   async function race(each: number, send: (svc: RunningService) => Promise<Response>): Promise<{ svc: RunningService; res: Response }[]> {
@@ -68,7 +75,8 @@ describe.each<RuntimeName>(["node", "deno"])("%s: two instances on one database"
   it("a refresh token used at both at the same moment rotates once, and the new one works at the other", async () => {
     for (let i = 0; i < ROUNDS; i++) {
       const tokens = (await (await redeem(a, await code(b))).json()) as { refresh_token: string };
-      const refresh = (svc: RunningService, token: string) => post(svc, "/token", { grant_type: "refresh_token", client_id: "dev-client", refresh_token: token });
+      const refresh = (svc: RunningService, token: string) =>
+        post(svc, "/token", { grant_type: "refresh_token", client_id: "dev-client", refresh_token: token });
       const [winner, ...losers] = await race(3, (svc) => refresh(svc, tokens.refresh_token));
       expect(winner!.res.status).toBe(200);
       expect(losers.map((l) => l.res.status)).toEqual([400, 400, 400, 400, 400]);
@@ -80,10 +88,14 @@ describe.each<RuntimeName>(["node", "deno"])("%s: two instances on one database"
 
   it("a device code started at one instance and approved at the other is exchanged once when polled at both", async () => {
     for (let i = 0; i < ROUNDS; i++) {
-      const grant = (await (await post(a, "/device_authorization", { client_id: "dev-client", scope: "openid" })).json()) as { device_code: string; user_code: string };
+      const grant = (await (await post(a, "/device_authorization", { client_id: "dev-client", scope: "openid" })).json()) as {
+        device_code: string;
+        user_code: string;
+      };
       const approve = await post(b, "/device", { user_code: grant.user_code, action: "approve", login: "alice" });
       expect(approve.status).toBe(200);
-      const poll = (svc: RunningService) => post(svc, "/token", { grant_type: "urn:ietf:params:oauth:grant-type:device_code", client_id: "dev-client", device_code: grant.device_code });
+      const poll = (svc: RunningService) =>
+        post(svc, "/token", { grant_type: "urn:ietf:params:oauth:grant-type:device_code", client_id: "dev-client", device_code: grant.device_code });
       expect((await race(3, poll)).map((r) => r.res.status)).toEqual([200, 400, 400, 400, 400, 400]);
     }
   });
@@ -92,7 +104,8 @@ describe.each<RuntimeName>(["node", "deno"])("%s: two instances on one database"
     const key = await proofKey();
     for (let i = 0; i < ROUNDS; i++) {
       const proof = await dpopProof(key, { htm: "POST", htu: `${ISSUER}/token` });
-      const grant = (svc: RunningService) => post(svc, "/token", { grant_type: "client_credentials", scope: "api" }, { dpop: proof, authorization: "Basic " + btoa("web-app:web-app-secret") });
+      const grant = (svc: RunningService) =>
+        post(svc, "/token", { grant_type: "client_credentials", scope: "api" }, { dpop: proof, authorization: "Basic " + btoa("web-app:web-app-secret") });
       expect((await race(3, grant)).map((r) => r.res.status)).toEqual([200, 400, 400, 400, 400, 400]);
     }
   });
@@ -129,7 +142,8 @@ describe.each<RuntimeName>(["node", "deno"])("%s: two instances on one database"
     expect((await debug(a, "/jwks-mode", { mode: "500" })).status).toBe(200);
     expect((await fetch(b.baseUrl + "/jwks")).status).toBe(500);
     expect((await debug(b, "/scenarios", { login: "carol", tenant: "tenant-c" })).status).toBe(201);
-    const page = await (await fetch(`${a.baseUrl}/authorize?client_id=dev-client&redirect_uri=${encodeURIComponent(REDIRECT)}&response_type=code&scope=openid`)).text();
+    const page = await (await fetch(`${a.baseUrl}/authorize?client_id=dev-client&redirect_uri=${encodeURIComponent(REDIRECT)}&response_type=code&scope=openid`))
+      .text();
     expect(page).toContain('data-login="carol"');
     const moved = (await (await debug(a, "/clock", { advance_seconds: 3600 })).json()) as { offset_seconds: number };
     const movedAgain = (await (await debug(b, "/clock", { advance_seconds: 60 })).json()) as { offset_seconds: number };

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- JSON read back from a service, typed where it is checked
 /**
  * The npm package as another project gets it: `npm pack` (which builds dist/), the tarball
  * unpacked into a fresh project's node_modules, its dependencies linked from this checkout's
@@ -19,7 +20,12 @@ let bin: string;
 
 function run(cmd: string, args: string[], cwd: string, timeout = 120_000): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) =>
-    execFile(cmd, args, { cwd, timeout, env: { ...process.env, NO_COLOR: "1" } }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })),
+    execFile(
+      cmd,
+      args,
+      { cwd, timeout, env: { ...process.env, NO_COLOR: "1" } },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    )
   );
 }
 
@@ -27,7 +33,7 @@ async function serving<T>(args: string[], health: string, port: number, use: (ba
   const child = spawn(process.execPath, [bin, ...args], { cwd: consumer, env: { ...process.env, LOG_LEVEL: "warn" }, stdio: "ignore" });
   const base = `http://127.0.0.1:${port}`;
   try {
-    for (let i = 0; ; i++) {
+    for (let i = 0;; i++) {
       try {
         if ((await fetch(base + health)).ok) break;
       } catch {
@@ -69,7 +75,9 @@ describe("the npm package", () => {
     const files = await readdir(join(consumer, "node_modules", "devservices", "dist"));
     expect(files).toEqual(expect.arrayContaining(["devservices.mjs", "idp-testing.mjs", "routes-thread.mjs", "sessions-thread.mjs", "sessions-ui", "types"]));
     await expect(readdir(join(consumer, "node_modules", "devservices", "apps"))).rejects.toMatchObject({ code: "ENOENT" });
-    expect(await readdir(join(consumer, "node_modules", "devservices", "examples", "routes"))).toEqual(expect.arrayContaining(["app.js", "policy.yaml", "lib", "hello"]));
+    expect(await readdir(join(consumer, "node_modules", "devservices", "examples", "routes"))).toEqual(
+      expect.arrayContaining(["app.js", "policy.yaml", "lib", "hello"]),
+    );
   });
 
   it("serves the identity provider through its bin", async () => {
@@ -85,7 +93,9 @@ describe("the npm package", () => {
     const worktree = join(work, "tree");
     await mkdir(worktree, { recursive: true });
     const result = await serving(["sessions", "serve", "--addr", `127.0.0.1:${port}`, "--db", ":memory:"], "/api/v1/health", port, async (base) => {
-      const post = async (path: string, body: unknown) => (await fetch(`${base}/api/v1${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).json() as Promise<any>;
+      const post = async (path: string, body: unknown) =>
+        (await fetch(`${base}/api/v1${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }))
+          .json() as Promise<any>;
       const template = await post("/templates", { name: "pack" });
       const session = await post("/sessions", { template_id: template.id, workspace_id: "w", base_commit_oid: "HEAD", worktree_path: worktree });
       const page = await (await fetch(`${base}/`)).text();
@@ -111,7 +121,10 @@ test("an in-process identity provider", async () => {
     );
     await writeFile(
       join(consumer, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { target: "es2022", module: "esnext", moduleResolution: "bundler", strict: true, noEmit: true, skipLibCheck: true, types: ["node"] }, include: ["idp.test.ts"] }),
+      JSON.stringify({
+        compilerOptions: { target: "es2022", module: "esnext", moduleResolution: "bundler", strict: true, noEmit: true, skipLibCheck: true, types: ["node"] },
+        include: ["idp.test.ts"],
+      }),
     );
     const typed = await run(process.execPath, [join(consumer, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], consumer);
     expect(typed.code, typed.stdout + typed.stderr).toBe(0);

@@ -3,7 +3,7 @@
  * balancer in front of several instances would. The Host header passes through unchanged, so
  * instances that take their issuer from the request origin all see the proxy's origin.
  */
-import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
+import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 
 export interface RoundRobin {
   port: number;

@@ -7,7 +7,7 @@
  * `ROUTES_*` settings); on workerd they become wrangler `--var`s, so a suite configures every
  * runtime alike (`ROUTES_SCRIPT` is also set for wrangler's build step, which bundles it).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -121,7 +121,12 @@ function routesBuildEnv(env: Record<string, string> | undefined, port: number): 
   // Each Worker its own bundle file: wrangler watches it, and suites run side by side.
   const out = { ROUTES_BUNDLE_OUT: routesBundlePath(port) };
   if (!env?.ROUTES_SCRIPT) return out;
-  return { ...out, ROUTES_SCRIPT: env.ROUTES_SCRIPT, ROUTES_POLICY_FILE: env.ROUTES_POLICY_FILE ?? "", ...(env.ROUTES_ASSETS ? { ROUTES_ASSETS: env.ROUTES_ASSETS } : {}) };
+  return {
+    ...out,
+    ROUTES_SCRIPT: env.ROUTES_SCRIPT,
+    ROUTES_POLICY_FILE: env.ROUTES_POLICY_FILE ?? "",
+    ...(env.ROUTES_ASSETS ? { ROUTES_ASSETS: env.ROUTES_ASSETS } : {}),
+  };
 }
 
 const routesBundlePath = (port: number) => `.wrangler/routes/test-${port}.json`;
@@ -205,7 +210,7 @@ export async function startService(
   runtime: RuntimeName = currentRuntime(),
 ): Promise<RunningService> {
   // Another process can still bind the chosen port first (see freePort): then a new port.
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = 1;; attempt++) {
     try {
       return await launch(service, options, runtime);
     } catch (err) {
@@ -260,7 +265,9 @@ async function launch(service: ServiceName, options: StartOptions, runtime: Runt
     const timer = setTimeout(() => {
       try {
         process.kill(-child.pid!, "SIGKILL");
-      } catch {}
+      } catch {
+        // already gone
+      }
     }, 3000);
     await exited;
     clearTimeout(timer);

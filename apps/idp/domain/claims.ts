@@ -42,7 +42,7 @@ export function userClaims(user: User): Record<string, unknown> {
 }
 
 function withLoginClaims(claims: Record<string, unknown>, user: User): Record<string, unknown> {
-  if (user.claims) for (const [k, v] of Object.entries(user.claims)) if (!RESERVED_LOGIN_CLAIMS.has(k)) claims[k] = v;
+  if (user.claims) { for (const [k, v] of Object.entries(user.claims)) if (!RESERVED_LOGIN_CLAIMS.has(k)) claims[k] = v; }
   return claims;
 }
 
@@ -72,7 +72,9 @@ export class LoginClaimsError extends CodedError<LoginClaimsErrorCode> {
 export function parseLoginClaims(text: string): LoginClaims | undefined {
   if (text.trim() === "") return undefined;
   // A string never has more UTF-16 units than UTF-8 bytes: a long one is refused before encoding.
-  if (text.length > LOGIN_CLAIMS_MAX_BYTES || new TextEncoder().encode(text).length > LOGIN_CLAIMS_MAX_BYTES) throw new LoginClaimsError(`extra claims are longer than ${LOGIN_CLAIMS_MAX_BYTES} bytes`);
+  if (text.length > LOGIN_CLAIMS_MAX_BYTES || new TextEncoder().encode(text).length > LOGIN_CLAIMS_MAX_BYTES) {
+    throw new LoginClaimsError(`extra claims are longer than ${LOGIN_CLAIMS_MAX_BYTES} bytes`);
+  }
   let value: unknown;
   try {
     value = parseJsonBounded(text);
@@ -80,7 +82,9 @@ export function parseLoginClaims(text: string): LoginClaims | undefined {
     if (err instanceof JsonDepthError) throw new LoginClaimsError(`extra claims: ${err.message}`);
     throw new LoginClaimsError(`extra claims are not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new LoginClaimsError('extra claims must be a JSON object, such as {"roles": ["admin"]}');
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new LoginClaimsError('extra claims must be a JSON object, such as {"roles": ["admin"]}');
+  }
   const reserved = Object.keys(value).filter((k) => RESERVED_LOGIN_CLAIMS.has(k) || k === "__proto__");
   if (reserved.length > 0) throw new LoginClaimsError(`extra claims cannot set ${reserved.join(", ")}: the provider sets these`);
   return value as LoginClaims;
@@ -88,6 +92,20 @@ export function parseLoginClaims(text: string): LoginClaims | undefined {
 
 /** The names a client may see, for discovery's `claims_supported`. */
 export const SUPPORTED_CLAIMS = [
-  "sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash",
-  "email", "email_verified", "name", "groups", "roles", "tenant", "preferred_username", "locale",
+  "sub",
+  "iss",
+  "aud",
+  "exp",
+  "iat",
+  "auth_time",
+  "nonce",
+  "at_hash",
+  "email",
+  "email_verified",
+  "name",
+  "groups",
+  "roles",
+  "tenant",
+  "preferred_username",
+  "locale",
 ];

@@ -48,16 +48,18 @@ describe("redirect URI matching", () => {
     expect(loopbackKey("http://127.0.0.1/callback")).toBe("http://127.0.0.1/callback");
     expect(loopbackKey("https://[::1]:65535/cb?x=1")).toBe("https://[::1]/cb?x=1");
     expect(loopbackKey("http://127.0.0.1:4000")).toBe("http://127.0.0.1");
-    for (const other of [
-      "http://localhost:8080/callback",
-      "http://127.0.0.1:65536/callback",
-      "http://127.0.0.1:8080/cb#f",
-      "http://127.0.0.1:8080@evil.test/cb",
-      "http://127.0.0.1.evil.test/cb",
-      "http://127.0.0.2:8080/cb",
-      "HTTP://127.0.0.1:8080/cb",
-      "ftp://127.0.0.1:21/cb",
-    ]) {
+    for (
+      const other of [
+        "http://localhost:8080/callback",
+        "http://127.0.0.1:65536/callback",
+        "http://127.0.0.1:8080/cb#f",
+        "http://127.0.0.1:8080@evil.test/cb",
+        "http://127.0.0.1.evil.test/cb",
+        "http://127.0.0.2:8080/cb",
+        "HTTP://127.0.0.1:8080/cb",
+        "ftp://127.0.0.1:21/cb",
+      ]
+    ) {
       expect(loopbackKey(other), other).toBeUndefined();
     }
   });
@@ -72,7 +74,11 @@ describe("redirect URI matching", () => {
     expect(redirectUriAllowed(spa, "http://[::1]:8090/auth/callback")).toBe(false);
   });
   it("post-logout URIs: the configured client's own list, with the same loopback rule", () => {
-    const clients = buildClients({ clientId: "my-spa", redirectUris: ["http://localhost:4000/callback"], postLogoutRedirectUris: ["http://localhost:4000/index.html"] });
+    const clients = buildClients({
+      clientId: "my-spa",
+      redirectUris: ["http://localhost:4000/callback"],
+      postLogoutRedirectUris: ["http://localhost:4000/index.html"],
+    });
     const mine = clients.get("my-spa")!;
     expect(postLogoutUriAllowed(mine, "http://localhost:4000/index.html")).toBe(true);
     expect(postLogoutUriAllowed(mine, "http://localhost:4000")).toBe(true);
@@ -95,13 +101,15 @@ describe("client authentication", () => {
     expect(auth(undefined, { client_id: "dev-client" }).client_id).toBe("dev-client");
   });
   it("refuses unknown clients and wrong or missing secrets with 401 invalid_client", () => {
-    for (const [h, b] of [
-      [undefined, { client_id: "nobody" }],
-      [basic("web-app", "nope"), {}],
-      [undefined, { client_id: "web-app", client_secret: "nope" }],
-      [undefined, { client_id: "web-app" }],
-      ["Basic !!!", {}],
-    ] as const) {
+    for (
+      const [h, b] of [
+        [undefined, { client_id: "nobody" }],
+        [basic("web-app", "nope"), {}],
+        [undefined, { client_id: "web-app", client_secret: "nope" }],
+        [undefined, { client_id: "web-app" }],
+        ["Basic !!!", {}],
+      ] as const
+    ) {
       try {
         auth(h, b);
         throw new Error("expected failure");

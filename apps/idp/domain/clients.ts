@@ -36,7 +36,12 @@ export const DEFAULT_REDIRECT_URIS = ["http://localhost:3000/callback", "http://
 export const WEB_APP_SECRET = "web-app-secret";
 
 /** An app on port 8080: a SPA's `/callback`, and the route host's sign-in (`/auth/callback`). */
-const SPA_REDIRECTS = ["http://localhost:8080/callback", "http://127.0.0.1:8080/callback", "http://localhost:8080/auth/callback", "http://127.0.0.1:8080/auth/callback"];
+const SPA_REDIRECTS = [
+  "http://localhost:8080/callback",
+  "http://127.0.0.1:8080/callback",
+  "http://localhost:8080/auth/callback",
+  "http://127.0.0.1:8080/auth/callback",
+];
 const POST_LOGOUT_3000 = ["http://localhost:3000", "http://127.0.0.1:3000"];
 const POST_LOGOUT_8080 = ["http://localhost:8080", "http://127.0.0.1:8080"];
 
@@ -54,9 +59,25 @@ export function originsOf(uris: Iterable<string>): string[] {
 
 function builtins(redirectUris: string[], configuredOrigins: string[]): Client[] {
   return [
-    { client_id: "dev-client", redirect_uris: new Set(redirectUris), post_logout_redirect_uris: new Set([...POST_LOGOUT_3000, ...configuredOrigins]), require_pkce: false },
-    { client_id: "public-spa", redirect_uris: new Set([...redirectUris, ...SPA_REDIRECTS]), post_logout_redirect_uris: new Set([...POST_LOGOUT_8080, ...configuredOrigins]), require_pkce: true },
-    { client_id: "web-app", secret: WEB_APP_SECRET, redirect_uris: new Set([...redirectUris, ...SPA_REDIRECTS]), post_logout_redirect_uris: new Set([...POST_LOGOUT_8080, ...configuredOrigins]), require_pkce: false },
+    {
+      client_id: "dev-client",
+      redirect_uris: new Set(redirectUris),
+      post_logout_redirect_uris: new Set([...POST_LOGOUT_3000, ...configuredOrigins]),
+      require_pkce: false,
+    },
+    {
+      client_id: "public-spa",
+      redirect_uris: new Set([...redirectUris, ...SPA_REDIRECTS]),
+      post_logout_redirect_uris: new Set([...POST_LOGOUT_8080, ...configuredOrigins]),
+      require_pkce: true,
+    },
+    {
+      client_id: "web-app",
+      secret: WEB_APP_SECRET,
+      redirect_uris: new Set([...redirectUris, ...SPA_REDIRECTS]),
+      post_logout_redirect_uris: new Set([...POST_LOGOUT_8080, ...configuredOrigins]),
+      require_pkce: false,
+    },
   ];
 }
 

@@ -19,7 +19,16 @@ describe("CorsPolicy", () => {
 
   it("allows the origins of redirect URIs, a loopback IP literal's on any port, and the configured ones", () => {
     const policy = new CorsPolicy(clients(), ["https://app.example.test/"]);
-    for (const origin of ["http://localhost:4000", "http://localhost:8080", "http://127.0.0.1:8080", "http://127.0.0.1:1234", "http://[::1]:9", "https://app.example.test"]) {
+    for (
+      const origin of [
+        "http://localhost:4000",
+        "http://localhost:8080",
+        "http://127.0.0.1:8080",
+        "http://127.0.0.1:1234",
+        "http://[::1]:9",
+        "https://app.example.test",
+      ]
+    ) {
       expect(policy.allows(origin), origin).toBe(true);
     }
     for (const origin of ["http://localhost:4001", "http://localhost:3000", "https://127.0.0.1:8080", "http://evil.test", "null", ""]) {

@@ -3,7 +3,7 @@
  * registered redirect URI (a loopback IP literal's on any port, as the redirect URI itself:
  * RFC 8252 §7.3), plus the configured `cors-origins`, where `*` allows every origin.
  */
-import { loopbackKey, originsOf, type Client } from "./clients.ts";
+import { type Client, loopbackKey, originsOf } from "./clients.ts";
 
 /** `*`, or an origin as a browser sends it: `scheme://host[:port]` (one trailing `/` is dropped). */
 export function parseCorsOrigin(value: string): string | undefined {

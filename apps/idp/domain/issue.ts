@@ -2,11 +2,11 @@
  * Issuing tokens: opaque access and refresh tokens (cheap random secrets kept in the state store)
  * and RS256 ID tokens with `at_hash`, shaped by the user's ID token scenario.
  */
-import { userClaims, type User } from "./claims.ts";
+import { type User, userClaims } from "./claims.ts";
 import type { Client } from "./clients.ts";
 import type { Provider } from "./provider.ts";
 import { base64urlEncode } from "#lib/oauth";
-import { LIFETIME_MS, type AccessTokenRecord, type RefreshTokenRecord } from "./records.ts";
+import { type AccessTokenRecord, LIFETIME_MS, type RefreshTokenRecord } from "./records.ts";
 import { allowsGrant } from "./clients.ts";
 
 export interface TokenResponse {
@@ -57,7 +57,7 @@ async function signAccessToken(p: Provider, req: Issuance, now: number): Promise
     exp: iat + LIFETIME_MS.accessToken / 1000,
     jti: p.secret(),
   };
-  if (req.user) for (const [k, v] of Object.entries(userClaims(req.user))) if (!(k in claims)) claims[k] = v;
+  if (req.user) { for (const [k, v] of Object.entries(userClaims(req.user))) if (!(k in claims)) claims[k] = v; }
   if (req.jkt) claims.cnf = { jkt: req.jkt };
   const keys = await p.keys();
   return keys.sign(claims, undefined, "at+jwt");

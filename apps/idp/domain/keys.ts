@@ -48,7 +48,7 @@ function publicPart(jwk: JWK, kid: Kid): JWK {
 export function parseConfiguredKeys(value: unknown): Partial<Record<Kid, JWK>> {
   if (value === undefined || value === null) return {};
   const keys = (value as { keys?: unknown }).keys;
-  if (typeof value !== "object" || !Array.isArray(keys)) throw new SigningKeysError("signing keys must be a JWK set: {\"keys\": [...]}");
+  if (typeof value !== "object" || !Array.isArray(keys)) throw new SigningKeysError('signing keys must be a JWK set: {"keys": [...]}');
   const out: Partial<Record<Kid, JWK>> = {};
   keys.forEach((key: unknown, i) => {
     const jwk = key as JWK;
@@ -96,14 +96,13 @@ export async function loadKeyRing(sources: KeySources): Promise<KeyRing> {
     sign(claims, signKey, typ = "JWT") {
       // kid-not-found and bad-signature sign with dev-key-1 under a kid whose published key (if
       // any) is not dev-key-1's, so a verifier fails to find or to verify the key.
-      const [kid, key] =
-        signKey === "rotated"
-          ? (["rotated-key-2", byKid.get("rotated-key-2")!] as const)
-          : signKey === "kid-not-found"
-            ? ([UNKNOWN_KID, active] as const)
-            : signKey === "bad-signature"
-              ? (["bad-sig-key", active] as const)
-              : (["dev-key-1", active] as const);
+      const [kid, key] = signKey === "rotated"
+        ? (["rotated-key-2", byKid.get("rotated-key-2")!] as const)
+        : signKey === "kid-not-found"
+        ? ([UNKNOWN_KID, active] as const)
+        : signKey === "bad-signature"
+        ? (["bad-sig-key", active] as const)
+        : (["dev-key-1", active] as const);
       return new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid, typ }).sign(key.privateKey);
     },
   };

@@ -5,14 +5,14 @@
  * store and once on the SQL store.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { SignJWT, exportJWK, generateKeyPair } from "jose";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { nodeRuntime } from "#lib/adapters/node";
 import { openSqlStore } from "#lib/db/open";
 import { createLogger } from "#lib/log";
 import { createIdp } from "../app.ts";
 import { MemoryStateStore } from "../state/memory.ts";
 import { sqlStateStore } from "../state/sql.ts";
-import { RESETTABLE_KINDS, type IdpStateStore, type StateKind } from "../state/store.ts";
+import { type IdpStateStore, RESETTABLE_KINDS, type StateKind } from "../state/store.ts";
 import { MAX_LIVE, type Provider } from "./provider.ts";
 
 const ISSUER = "http://idp.test";

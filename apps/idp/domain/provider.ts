@@ -5,21 +5,21 @@
  */
 import type { JWK } from "jose";
 import type { Logger } from "#lib/log";
-import { namespaceOf, namespacedStore } from "../state/namespace.ts";
+import { namespacedStore, namespaceOf } from "../state/namespace.ts";
 import type { IdpStateStore, RecordOptions, StateKind } from "../state/store.ts";
 import { backchannelUris, notifyExpiredSessions } from "./backchannel.ts";
 import { buildClients, type Client } from "./clients.ts";
 import type { User } from "./claims.ts";
 import { SigningKeysError } from "./errors.ts";
-import { generateSigningKey, loadKeyRing, parseConfiguredKeys, type KeyRing, type Kid } from "./keys.ts";
-import { MAX_LIVE, ORIGIN, issuerPathOf, type ProviderOptions } from "./provider-options.ts";
+import { generateSigningKey, type KeyRing, type Kid, loadKeyRing, parseConfiguredKeys } from "./keys.ts";
+import { issuerPathOf, MAX_LIVE, ORIGIN, type ProviderOptions } from "./provider-options.ts";
 import { opaqueSecret, pooledCryptoRandom, type RandomBytes } from "./random.ts";
 import { JWKS_MODES, type JwksMode } from "./records.ts";
-import { BUILTIN_SCENARIOS, ScenarioRegistry, fromSeeded } from "./scenarios.ts";
-import { normalizeLogin, parseSeededUsers, syntheticSub, type SeededUser } from "./users.ts";
+import { BUILTIN_SCENARIOS, fromSeeded, ScenarioRegistry } from "./scenarios.ts";
+import { normalizeLogin, parseSeededUsers, type SeededUser, syntheticSub } from "./users.ts";
 
 // Importers of the provider take its options and bounds from here as well.
-export { MAX_LIVE, PATH_ISSUER_NAME, issuerPathOf, type AccessTokenFormat, type ProviderOptions } from "./provider-options.ts";
+export { type AccessTokenFormat, issuerPathOf, MAX_LIVE, PATH_ISSUER_NAME, type ProviderOptions } from "./provider-options.ts";
 
 /** Writes between two amortised prunes of expired state. */
 const PRUNE_EVERY = 64;
@@ -87,8 +87,7 @@ export class Provider {
     this.issuerName = parent?.name;
     this.state = namespacedStore(options.state, namespaceOf(this.issuerName));
     this.sessionCookie = parent ? `idp_session.${parent.name}` : "idp_session";
-    this.backchannelLogoutUris =
-      parent?.provider.backchannelLogoutUris ??
+    this.backchannelLogoutUris = parent?.provider.backchannelLogoutUris ??
       backchannelUris(this.clients.keys(), [
         ...Object.entries(options.backchannelLogoutUris ?? {}),
         ...(options.clients ?? []).flatMap((c) => (c.backchannel_logout_uri ? [[c.client_id, c.backchannel_logout_uri] as [string, string]] : [])),
@@ -195,10 +194,9 @@ export class Provider {
     for (;;) {
       const stored = await this.state.get<number>("setting", SETTING.clockOffset);
       const next = (stored ?? 0) + seconds * 1000;
-      const done =
-        stored === undefined
-          ? await this.state.add("setting", SETTING.clockOffset, next, this.now())
-          : await this.state.swap("setting", SETTING.clockOffset, stored, next);
+      const done = stored === undefined
+        ? await this.state.add("setting", SETTING.clockOffset, next, this.now())
+        : await this.state.swap("setting", SETTING.clockOffset, stored, next);
       if (done) {
         this.core.settings = { ...this.core.settings, clockOffsetMs: next };
         // Sessions the move made expire end now, as far as their clients are concerned.

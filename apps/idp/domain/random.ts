@@ -1,7 +1,6 @@
 /** Randomness as a parameter: opaque secrets and user codes take a `RandomBytes` source. */
 export type RandomBytes = (length: number) => Uint8Array;
 
-
 /**
  * Cryptographically secure bytes, drawn from a pool that one `getRandomValues` call refills 4 KiB
  * at a time; each byte is handed out once. A call is a system call costing 3 µs on an idle

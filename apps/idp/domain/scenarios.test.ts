@@ -1,17 +1,45 @@
 import { describe, expect, it } from "vitest";
-import { BUILTIN_SCENARIOS, CATEGORIES, ScenarioRegistry, fromSeeded } from "./scenarios.ts";
+import { BUILTIN_SCENARIOS, CATEGORIES, fromSeeded, ScenarioRegistry } from "./scenarios.ts";
 import { parseSeededUsers } from "./users.ts";
 
 describe("scenario registry", () => {
   it("has every builtin of decisions.md", () => {
     const logins = BUILTIN_SCENARIOS.map((s) => s.login);
-    for (const login of [
-      "alice", "bob", "admin", "viewer", "no-groups", "many-groups", "tenant-a-admin", "tenant-b-viewer", "unicode-name",
-      "no-email", "unverified-email", "fail-access-denied", "fail-login-required", "fail-consent-required", "fail-server-error",
-      "token-invalid-grant", "token-server-error", "token-slow", "id-expired", "id-wrong-aud", "id-wrong-iss", "id-missing-email",
-      "id-email-unverified", "id-bad-nonce", "id-future-iat", "userinfo-401", "userinfo-500", "userinfo-sub-mismatch",
-      "key-rotated", "kid-not-found", "bad-signature",
-    ]) expect(logins).toContain(login);
+    for (
+      const login of [
+        "alice",
+        "bob",
+        "admin",
+        "viewer",
+        "no-groups",
+        "many-groups",
+        "tenant-a-admin",
+        "tenant-b-viewer",
+        "unicode-name",
+        "no-email",
+        "unverified-email",
+        "fail-access-denied",
+        "fail-login-required",
+        "fail-consent-required",
+        "fail-server-error",
+        "token-invalid-grant",
+        "token-server-error",
+        "token-slow",
+        "id-expired",
+        "id-wrong-aud",
+        "id-wrong-iss",
+        "id-missing-email",
+        "id-email-unverified",
+        "id-bad-nonce",
+        "id-future-iat",
+        "userinfo-401",
+        "userinfo-500",
+        "userinfo-sub-mismatch",
+        "key-rotated",
+        "kid-not-found",
+        "bad-signature",
+      ]
+    ) expect(logins).toContain(login);
   });
   it("groups builtin categories first, in a fixed order, then seeded categories by first appearance", () => {
     const registry = new ScenarioRegistry();

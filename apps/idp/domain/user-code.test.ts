@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { USER_CODE_ALPHABET, generateUserCode, normalizeUserCode } from "./user-code.ts";
+import { generateUserCode, normalizeUserCode, USER_CODE_ALPHABET } from "./user-code.ts";
 import { pooledCryptoRandom } from "./random.ts";
 
 describe("user codes", () => {

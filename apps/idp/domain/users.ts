@@ -64,8 +64,7 @@ export type SeededUserInput = v.InferInput<typeof SeededUserSchema>;
 export const normalizeLogin = (login: string) => login.trim().toLowerCase();
 
 /** Whitespace-only entries are dropped; the others are trimmed. */
-const cleanList = (list: string[] | undefined) =>
-  list === undefined ? undefined : list.map((s) => s.trim()).filter((s) => s !== "");
+const cleanList = (list: string[] | undefined) => list === undefined ? undefined : list.map((s) => s.trim()).filter((s) => s !== "");
 
 function normalize(input: v.InferOutput<typeof SeededUserSchema>): SeededUser {
   const emailVerified = input.email_verified ?? input["email-verified"];

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /**
  * The debug page (`GET /debug/ui`, loopback only like the rest of /debug): the counts and the
  * live sessions, access tokens and device grants, refreshed every 2 seconds, the registered

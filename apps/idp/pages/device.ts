@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /** The device verification page (RFC 8628 §3.3): approve or deny a user code. */
 import { html } from "hono/html";
 import { page, type Html } from "./layout.ts";

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /**
  * The form_post response mode (OAuth 2.0 Form Post Response Mode): a page that posts the
  * authorization response to the redirect URI as soon as it loads (a button without script).

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /** The page frame shared by the provider's HTML pages: small, accessible, no external assets. */
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";

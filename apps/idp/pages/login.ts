@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /**
  * The login page. Every authorization request parameter rides along as a hidden input, so the
  * POST to /authorize carries the whole request. Quick-pick buttons (one per scenario, grouped by

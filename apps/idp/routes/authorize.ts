@@ -7,23 +7,34 @@
 import { crossSite, notFromThisSite } from "./same-origin.ts";
 import type { Context, Hono } from "hono";
 import { setCookie } from "hono/cookie";
-import { LoginClaimsError, parseLoginClaims, type LoginClaims, type User } from "../domain/claims.ts";
-import { allowsGrant, redirectUriAllowed, type Client } from "../domain/clients.ts";
-import { AuthorizeRedirectError, PageError, type AuthorizeRedirectErrorCode } from "../domain/errors.ts";
+import { type LoginClaims, LoginClaimsError, parseLoginClaims, type User } from "../domain/claims.ts";
+import { allowsGrant, type Client, redirectUriAllowed } from "../domain/clients.ts";
+import { AuthorizeRedirectError, type AuthorizeRedirectErrorCode, PageError } from "../domain/errors.ts";
 import { scopeList } from "../domain/issue.ts";
 import { isPkceMethod, isWellFormedPkceValue, type PkceMethod } from "../domain/pkce.ts";
 import type { Provider } from "../domain/provider.ts";
 import { constantTimeEqual } from "../domain/random.ts";
-import { LIFETIME_MS, type CodeRecord, type SessionRecord } from "../domain/records.ts";
+import { type CodeRecord, LIFETIME_MS, type SessionRecord } from "../domain/records.ts";
 import { endSessions } from "../domain/backchannel.ts";
 import { loginPage } from "../pages/login.ts";
-import { PAGE_HEADERS, currentSession, readForm, samePath, toParams, type Params } from "./http.ts";
+import { currentSession, PAGE_HEADERS, type Params, readForm, samePath, toParams } from "./http.ts";
 import { authorizationResponse, isResponseMode, type ResponseMode } from "./response-mode.ts";
 
 /** The request parameters the login page carries as hidden inputs. */
 export const AUTHORIZE_PARAMS = [
-  "client_id", "redirect_uri", "response_type", "scope", "state", "nonce",
-  "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint", "dpop_jkt", "response_mode",
+  "client_id",
+  "redirect_uri",
+  "response_type",
+  "scope",
+  "state",
+  "nonce",
+  "code_challenge",
+  "code_challenge_method",
+  "prompt",
+  "max_age",
+  "login_hint",
+  "dpop_jkt",
+  "response_mode",
 ] as const;
 
 export interface AuthorizeRequest {
@@ -108,7 +119,12 @@ function validateRest(params: Params, base: { client: Client; redirect_uri: stri
 }
 
 /** Issues a code for the request and the authenticated user (stored once the promise resolves). */
-function issueCode(p: Provider, req: AuthorizeRequest, user: { login: string; sub: string; claims?: LoginClaims; sid?: string }, authTime: number): { code: string; stored: Promise<void> } {
+function issueCode(
+  p: Provider,
+  req: AuthorizeRequest,
+  user: { login: string; sub: string; claims?: LoginClaims; sid?: string },
+  authTime: number,
+): { code: string; stored: Promise<void> } {
   const now = p.now();
   const code = p.secret();
   const record: CodeRecord = {
@@ -203,7 +219,14 @@ async function handle(c: Context, p: Provider, params: Params, form: Params | un
       return codeRedirect(c, p, req, code);
     }
     if (req.prompt.has("none")) {
-      return errorRedirect(c, p, req.redirect_uri, req.state, new AuthorizeRedirectError("login_required", "no IdP session satisfies the request"), req.response_mode);
+      return errorRedirect(
+        c,
+        p,
+        req.redirect_uri,
+        req.state,
+        new AuthorizeRedirectError("login_required", "no IdP session satisfies the request"),
+        req.response_mode,
+      );
     }
     return showLogin(200);
   }
@@ -253,9 +276,10 @@ export function registerAuthorize(app: Hono, p: Provider): void {
     // An authorization request may come as a POST from any site (OIDC Core 3.1.2.1), but the
     // login form only from this provider's own page: another site's would sign the browser in as
     // someone the attacker chose (login CSRF).
-    if (crossSite(c.req.raw) && (form.values.has("login") || form.values.has("quick_login") || form.values.has("password") || form.values.has("extra_claims"))) notFromThisSite();
+    if (
+      crossSite(c.req.raw) && (form.values.has("login") || form.values.has("quick_login") || form.values.has("password") || form.values.has("extra_claims"))
+    ) notFromThisSite();
     const params: Params = { values: form.values, duplicates: form.duplicates };
     return handle(c, p, params, form);
   });
 }
-

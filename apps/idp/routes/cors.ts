@@ -68,17 +68,17 @@ export function registerCors(app: Hono, p: Provider): void {
     const headers: MiddlewareHandler = (c, next) => (c.req.header("origin") === undefined ? next() : withCors(c, next));
     const guarded: MiddlewareHandler = SPENDING.has(path)
       ? (c: Context, next: Next) => {
-          const origin = c.req.header("origin");
-          if (origin !== undefined && c.req.method === "POST" && !policy.allows(origin) && !sameOrigin(c, p, origin)) {
-            p.logger.warn("cross-origin request refused", { origin, path: c.req.path });
-            throw new OAuthError(
-              "invalid_request",
-              `origin ${origin} may not call this endpoint: register a redirect URI on it, or add it to cors-origins (IDP_CORS_ORIGINS)`,
-              403,
-            );
-          }
-          return headers(c, next);
+        const origin = c.req.header("origin");
+        if (origin !== undefined && c.req.method === "POST" && !policy.allows(origin) && !sameOrigin(c, p, origin)) {
+          p.logger.warn("cross-origin request refused", { origin, path: c.req.path });
+          throw new OAuthError(
+            "invalid_request",
+            `origin ${origin} may not call this endpoint: register a redirect URI on it, or add it to cors-origins (IDP_CORS_ORIGINS)`,
+            403,
+          );
         }
+        return headers(c, next);
+      }
       : headers;
     if (IN_HANDLER.has(path)) app.options(path, headers);
     else app.use(path, guarded);

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /**
  * `GET /debug/client` (loopback only, like the rest of /debug): a small client built into the
  * provider, so a sign-in started from the command line's banner ends on a page that shows what

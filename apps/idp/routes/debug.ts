@@ -10,14 +10,7 @@ import { endAllSessions, endSubjectSessions, notifyExpiredSessions } from "../do
 import { UsersDocumentError } from "../domain/errors.ts";
 import { PATH_ISSUER_NAME, type Provider } from "../domain/provider.ts";
 import { secretPrefix } from "../domain/random.ts";
-import {
-  JWKS_MODES,
-  type AccessTokenRecord,
-  type CodeRecord,
-  type DeviceGrantRecord,
-  type JwksMode,
-  type SessionRecord,
-} from "../domain/records.ts";
+import { type AccessTokenRecord, type CodeRecord, type DeviceGrantRecord, JWKS_MODES, type JwksMode, type SessionRecord } from "../domain/records.ts";
 import { parseSeededUser, type SeededUser } from "../domain/users.ts";
 import { debugPage } from "../pages/debug.ts";
 import { registerDebugClient } from "./debug-client.ts";
@@ -92,8 +85,7 @@ export function registerDebug(app: Hono, p: Provider): void {
         auth_time: rfc3339(s.auth_time),
         expires_at: rfc3339(s.expires_at),
       })),
-    ),
-  );
+    ));
 
   app.get("/debug/codes", async (c) =>
     c.json(
@@ -103,8 +95,7 @@ export function registerDebug(app: Hono, p: Provider): void {
         sub: r.sub,
         expires_at: rfc3339(r.expires_at),
       })),
-    ),
-  );
+    ));
 
   app.get("/debug/tokens", async (c) =>
     c.json(
@@ -120,8 +111,7 @@ export function registerDebug(app: Hono, p: Provider): void {
         if (r.jkt) row.jkt = r.jkt;
         return row;
       }),
-    ),
-  );
+    ));
 
   app.get("/debug/device-grants", async (c) =>
     c.json(
@@ -132,8 +122,7 @@ export function registerDebug(app: Hono, p: Provider): void {
         status: g.status,
         expires_at: rfc3339(g.expires_at),
       })),
-    ),
-  );
+    ));
 
   app.get("/debug/ui", (c) => c.html(debugPage({ issuer: p.issuerFor(c.req.url), clients: [...p.clients.values()], jwksModes: JWKS_MODES })));
 
@@ -163,7 +152,9 @@ export function registerDebug(app: Hono, p: Provider): void {
       sub = (value as { sub?: unknown }).sub;
       if (sub !== undefined && (typeof sub !== "string" || sub === "")) return badRequest(c, "sub must be a non-empty string");
       issuer = (value as { issuer?: unknown }).issuer;
-      if (issuer !== undefined && (typeof issuer !== "string" || !PATH_ISSUER_NAME.test(issuer))) return badRequest(c, "issuer must name an issuer by path (one path segment)");
+      if (issuer !== undefined && (typeof issuer !== "string" || !PATH_ISSUER_NAME.test(issuer))) {
+        return badRequest(c, "issuer must name an issuer by path (one path segment)");
+      }
     }
     const target = issuer === undefined ? p : p.root.pathIssuer(issuer as string);
     const ended = sub === undefined ? await endAllSessions(target) : await endSubjectSessions(target, sub as string);
@@ -180,7 +171,10 @@ export function registerDebug(app: Hono, p: Provider): void {
   // New generated keys (see Provider.rotateKeys); every instance on the same state sees them.
   app.post("/debug/keys/rotate", async (c) => {
     if (p.hasConfiguredKeys()) {
-      return c.json({ error: "invalid_request", error_description: "signing keys are configured (IDP_SIGNING_KEYS or --signing-keys-file): rotate them there" }, 409);
+      return c.json(
+        { error: "invalid_request", error_description: "signing keys are configured (IDP_SIGNING_KEYS or --signing-keys-file): rotate them there" },
+        409,
+      );
     }
     const ring = await p.rotateKeys();
     return c.json({ rotated: true, jwks: JSON.parse(ring.jwksBody) });

@@ -8,11 +8,11 @@ import { OAuthError } from "../domain/errors.ts";
 import { scopeList } from "../domain/issue.ts";
 import type { Provider } from "../domain/provider.ts";
 import { constantTimeEqual } from "../domain/random.ts";
-import { DEVICE_INTERVAL_S, EXPIRED_GRANT_GRACE_MS, LIFETIME_MS, type DeviceGrantRecord } from "../domain/records.ts";
+import { DEVICE_INTERVAL_S, type DeviceGrantRecord, EXPIRED_GRANT_GRACE_MS, LIFETIME_MS } from "../domain/records.ts";
 import { generateUserCode, normalizeUserCode } from "../domain/user-code.ts";
 import { devicePage, deviceResultPage } from "../pages/device.ts";
 import { DEVICE_CODE_GRANT } from "./discovery.ts";
-import { NO_STORE, PAGE_HEADERS, currentSession, endpoints, readForm, readOAuthForm, samePath } from "./http.ts";
+import { currentSession, endpoints, NO_STORE, PAGE_HEADERS, readForm, readOAuthForm, samePath } from "./http.ts";
 import { authenticate } from "./token.ts";
 
 const INVALID_CODE = "invalid or expired code";
@@ -87,7 +87,9 @@ export function registerDevice(app: Hono, p: Provider): void {
     if (!allowsGrant(client, DEVICE_CODE_GRANT)) throw new OAuthError("unauthorized_client", "the client may not use the device grant");
     const scopes = scopeList(form.values.get("scope") ?? "");
     if (!scopes.includes("openid")) throw new OAuthError("invalid_scope", "scope must include openid");
-    if (client.allowed_scopes && !scopes.every((s) => client.allowed_scopes!.has(s))) throw new OAuthError("invalid_scope", "scope not allowed for this client");
+    if (client.allowed_scopes && !scopes.every((s) => client.allowed_scopes!.has(s))) {
+      throw new OAuthError("invalid_scope", "scope not allowed for this client");
+    }
     const { deviceCode, userCode } = await startGrant(p, client.client_id, [...new Set(scopes)].join(" "));
     const verificationUri = endpoints(p.issuerFor(c.req.url)).verification_uri;
     return c.json(

@@ -1,6 +1,6 @@
 /** DPoP proof checks at the endpoints, with the replay cache (per key thumbprint and jti). */
 import type { Context } from "hono";
-import { DPOP_IAT_WINDOW_S, DpopError, verifyDpopProof, type VerifiedProof } from "#lib/oauth";
+import { DPOP_IAT_WINDOW_S, DpopError, type VerifiedProof, verifyDpopProof } from "#lib/oauth";
 import type { Provider } from "../domain/provider.ts";
 
 /**

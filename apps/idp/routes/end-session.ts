@@ -10,9 +10,8 @@ import { endSessions } from "../domain/backchannel.ts";
 import { PageError } from "../domain/errors.ts";
 import type { Provider } from "../domain/provider.ts";
 import { loadJose } from "#lib/oauth";
-import type { SessionRecord } from "../domain/records.ts";
 import { messagePage } from "../pages/layout.ts";
-import { PAGE_HEADERS, currentSession, readForm, redirectWith, toParams, type Params } from "./http.ts";
+import { currentSession, PAGE_HEADERS, type Params, readForm, redirectWith, toParams } from "./http.ts";
 
 async function hintSubject(hint: string): Promise<string> {
   const { decodeJwt } = await loadJose();

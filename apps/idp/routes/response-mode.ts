@@ -13,7 +13,12 @@ export type ResponseMode = (typeof RESPONSE_MODES)[number];
 
 export const isResponseMode = (value: string): value is ResponseMode => (RESPONSE_MODES as readonly string[]).includes(value);
 
-export function authorizationResponse(c: Context, redirectUri: string, mode: ResponseMode, params: Record<string, string | undefined>): Response | Promise<Response> {
+export function authorizationResponse(
+  c: Context,
+  redirectUri: string,
+  mode: ResponseMode,
+  params: Record<string, string | undefined>,
+): Response | Promise<Response> {
   if (mode === "query") return redirectWith(c, redirectUri, params);
   const fields = Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined);
   if (mode === "form_post") return c.html(formPostPage(redirectUri, fields), 200, NO_STORE);

@@ -29,5 +29,9 @@ export function sameOriginOnly(refuse: (c: Context) => Response | Promise<Respon
 
 /** The page a refused form gets. */
 export function notFromThisSite(): never {
-  throw new PageError(403, "Not from this site", "This form was sent by another web site, so it was not acted on. Open the provider's page and submit it there.");
+  throw new PageError(
+    403,
+    "Not from this site",
+    "This form was sent by another web site, so it was not acted on. Open the provider's page and submit it there.",
+  );
 }

@@ -11,7 +11,15 @@ async function setup() {
   const { app, provider } = await createIdp({ issuer: "http://idp.test", logger: createLogger({ level: "silent" }), sleep: async () => {} });
   const now = provider.now();
   const token = async (login: string) => {
-    const record: AccessTokenRecord = { client_id: "dev-client", sub: `sub-${login}`, login, scope: "openid", grant_id: `g-${login}`, issued_at: now, expires_at: now + 3600_000 };
+    const record: AccessTokenRecord = {
+      client_id: "dev-client",
+      sub: `sub-${login}`,
+      login,
+      scope: "openid",
+      grant_id: `g-${login}`,
+      issued_at: now,
+      expires_at: now + 3600_000,
+    };
     await provider.state.set("access_token", `at-${login}`, record, { pruneAt: record.expires_at, group: record.grant_id });
     return `at-${login}`;
   };

@@ -12,7 +12,7 @@ import { loadJose } from "#lib/oauth";
 import { OAuthError } from "../domain/errors.ts";
 import { scopeList, type TokenResponse } from "../domain/issue.ts";
 import type { Provider } from "../domain/provider.ts";
-import { LIFETIME_MS, type AccessTokenRecord, type SessionRecord } from "../domain/records.ts";
+import { type AccessTokenRecord, LIFETIME_MS, type SessionRecord } from "../domain/records.ts";
 import type { User } from "../domain/claims.ts";
 import { SCOPES, TOKEN_EXCHANGE_GRANT } from "./discovery.ts";
 
@@ -67,7 +67,7 @@ async function presentedIdToken(p: Provider, token: string, issuer: string, name
   const { jwtVerify, createLocalJWKSet } = await loadJose();
   const ring = await p.keys();
   let keys = verifiers.get(ring);
-  if (!keys) verifiers.set(ring, (keys = createLocalJWKSet(JSON.parse(ring.jwksBody))));
+  if (!keys) verifiers.set(ring, keys = createLocalJWKSet(JSON.parse(ring.jwksBody)));
   let claims: JWTPayload;
   try {
     ({ payload: claims } = await jwtVerify(token, keys, { issuer, algorithms: ["RS256"], currentDate: new Date(p.now()), clockTolerance: 0 }));
@@ -88,7 +88,14 @@ async function presented(input: ExchangeInput, token: string, type: string, name
   if (type === TOKEN_TYPE.id_token) return presentedIdToken(p, token, input.issuer, name);
   const record = await p.state.get<ExchangedTokenRecord>("access_token", token);
   if (!record || record.expires_at <= p.now()) throw new OAuthError("invalid_grant", `${name} is unknown, expired or revoked at this issuer`);
-  const out: Presented = { sub: record.sub, scope: record.scope, client_id: record.client_id, grant_id: record.grant_id, expires_at: record.expires_at, record };
+  const out: Presented = {
+    sub: record.sub,
+    scope: record.scope,
+    client_id: record.client_id,
+    grant_id: record.grant_id,
+    expires_at: record.expires_at,
+    record,
+  };
   if (record.login !== undefined) out.login = record.login;
   if (record.act) out.act = record.act;
   return out;

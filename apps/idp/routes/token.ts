@@ -3,7 +3,7 @@
  * binding), device_code and client_credentials. Errors are OAuth JSON with no-store.
  */
 import type { Context, Hono } from "hono";
-import { allowsGrant, authenticateClient, readClientCredentials, type Client } from "../domain/clients.ts";
+import { allowsGrant, authenticateClient, type Client, readClientCredentials } from "../domain/clients.ts";
 import type { LoginClaims, User } from "../domain/claims.ts";
 import { DpopError, type VerifiedProof } from "#lib/oauth";
 import { OAuthError } from "../domain/errors.ts";
@@ -11,18 +11,18 @@ import { issueTokens, revokeGrant, scopeList, type TokenResponse } from "../doma
 import { verifyPkce } from "../domain/pkce.ts";
 import type { Provider } from "../domain/provider.ts";
 import {
-  EXPIRED_GRANT_GRACE_MS,
-  SLOW_DOWN_STEP_S,
   type CodeRecord,
   type DeviceGrantRecord,
+  EXPIRED_GRANT_GRACE_MS,
   type RefreshTokenRecord,
+  SLOW_DOWN_STEP_S,
   type UsedCodeRecord,
 } from "../domain/records.ts";
 import { DEVICE_CODE_GRANT, GRANT_TYPES } from "./discovery.ts";
 import { rememberLogoutClient } from "../domain/backchannel.ts";
 import { checkProof } from "./dpop.ts";
 import { TOKEN_EXCHANGE_GRANT, tokenExchange } from "./token-exchange.ts";
-import { NO_STORE, endpoints, readOAuthForm, type Params } from "./http.ts";
+import { endpoints, NO_STORE, type Params, readOAuthForm } from "./http.ts";
 
 interface GrantContext {
   c: Context;
@@ -72,7 +72,9 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
   const verifier = form.get("code_verifier");
   if (record.code_challenge !== undefined) {
     if (verifier === undefined) throw invalidGrant("code_verifier is required (PKCE)");
-    if (!(await verifyPkce(record.code_challenge_method!, record.code_challenge, verifier))) throw invalidGrant("code_verifier does not match the code_challenge");
+    if (!(await verifyPkce(record.code_challenge_method!, record.code_challenge, verifier))) {
+      throw invalidGrant("code_verifier does not match the code_challenge");
+    }
   } else if (verifier !== undefined) {
     throw invalidGrant("code_verifier sent but the authorization request had no code_challenge");
   }
@@ -186,7 +188,8 @@ const GRANTS: Record<string, (g: GrantContext) => Promise<TokenResponse>> = {
   refresh_token: refreshToken,
   [DEVICE_CODE_GRANT]: deviceCode,
   client_credentials: clientCredentials,
-  [TOKEN_EXCHANGE_GRANT]: (g) => tokenExchange({ p: g.p, client: g.client, form: g.form, issuer: g.issuer, applyScenario: (user) => applyTokenScenario(g.p, user) }),
+  [TOKEN_EXCHANGE_GRANT]: (g) =>
+    tokenExchange({ p: g.p, client: g.client, form: g.form, issuer: g.issuer, applyScenario: (user) => applyTokenScenario(g.p, user) }),
 };
 
 /** Client authentication shared by /token, /device_authorization, /introspect and /revoke. */

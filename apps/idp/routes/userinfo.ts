@@ -8,14 +8,17 @@ import { DpopError } from "#lib/oauth";
 import type { Provider } from "../domain/provider.ts";
 import type { AccessTokenRecord } from "../domain/records.ts";
 import { checkProof } from "./dpop.ts";
-import { NO_STORE, endpoints } from "./http.ts";
+import { endpoints, NO_STORE } from "./http.ts";
 
 const ALGS = 'algs="ES256 RS256"';
 
 function unauthorized(c: Context, scheme: "Bearer" | "DPoP" | "both", error?: string, description?: string): Response {
   const params = error ? `, error="${error}", error_description="${description ?? ""}"` : "";
-  const challenges =
-    scheme === "both" ? [`Bearer realm="idp"${params}`, `DPoP realm="idp", ${ALGS}${params}`] : scheme === "Bearer" ? [`Bearer realm="idp"${params}`] : [`DPoP realm="idp", ${ALGS}${params}`];
+  const challenges = scheme === "both"
+    ? [`Bearer realm="idp"${params}`, `DPoP realm="idp", ${ALGS}${params}`]
+    : scheme === "Bearer"
+    ? [`Bearer realm="idp"${params}`]
+    : [`DPoP realm="idp", ${ALGS}${params}`];
   const body = error ? { error, error_description: description ?? "" } : { error: "invalid_token", error_description: "an access token is required" };
   c.header("WWW-Authenticate", challenges.join(", "));
   return c.json(body, 401, NO_STORE);

@@ -2,7 +2,7 @@
  * In-memory IdpStateStore (the default for `serve-dev`, and tests): one insertion-ordered Map per
  * kind. One process, one event loop: each operation is atomic by itself.
  */
-import { STATE_KINDS, type IdpStateStore, type RecordOptions, type StateKind } from "./store.ts";
+import { type IdpStateStore, type RecordOptions, STATE_KINDS, type StateKind } from "./store.ts";
 
 interface Entry {
   value: unknown;

@@ -82,7 +82,10 @@ export async function sqlStateStore(sql: SqlStore, options: SqlStateStoreOptions
       await sql.execute(UPSERT, row(kind, key, value, options));
     },
     async add(kind, key, value, now, options) {
-      const { changes } = await sql.execute(`${UPSERT} WHERE idp_state.prune_at IS NOT NULL AND idp_state.prune_at <= ?`, [...row(kind, key, value, options), now]);
+      const { changes } = await sql.execute(`${UPSERT} WHERE idp_state.prune_at IS NOT NULL AND idp_state.prune_at <= ?`, [
+        ...row(kind, key, value, options),
+        now,
+      ]);
       return changes > 0;
     },
     async take<T>(kind: StateKind, key: string, read?: T) {
@@ -143,7 +146,7 @@ const isBusy = (err: unknown) => /database is locked|SQLITE_BUSY/i.test(String((
  * answer "database is locked" without waiting).
  */
 export async function openStateStore(open: () => Promise<SqlStore>, options: SqlStateStoreOptions): Promise<IdpStateStore> {
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = 1;; attempt++) {
     let sql: SqlStore | undefined;
     try {
       sql = await open();

@@ -145,7 +145,9 @@ describe("two SQL stores on one file (two instances)", () => {
     for (let i = 0; i < 50; i++) await a.set("code", `c${i}`, { i }, { pruneAt: 1e12 });
     const takes = await Promise.all(Array.from({ length: 50 }, (_, i) => [a.take("code", `c${i}`), b.take("code", `c${i}`)]).flat());
     expect(takes.filter((t) => t !== undefined)).toHaveLength(50);
-    const adds = await Promise.all(Array.from({ length: 50 }, (_, i) => [a.add("replay", `j${i}`, 1, 0, { pruneAt: 100 }), b.add("replay", `j${i}`, 1, 0, { pruneAt: 100 })]).flat());
+    const adds = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => [a.add("replay", `j${i}`, 1, 0, { pruneAt: 100 }), b.add("replay", `j${i}`, 1, 0, { pruneAt: 100 })]).flat(),
+    );
     expect(adds.filter(Boolean)).toHaveLength(50);
     await a.set("setting", "jwks_mode", "500");
     expect(await b.get("setting", "jwks_mode")).toBe("500");

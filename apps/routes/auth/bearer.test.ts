@@ -4,7 +4,7 @@
  */
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startIdp, type StartedIdp } from "../../idp/testing.ts";
+import { type StartedIdp, startIdp } from "../../idp/testing.ts";
 import type { RoutePlan } from "../core/plan.ts";
 import type { ScriptRequest } from "../core/request.ts";
 import { AuthenticationError, type Authenticator } from "../core/services.ts";
@@ -18,11 +18,21 @@ function pipe(headers: Record<string, string>, url = "http://routes.test/x", met
   return { request, script: {} as ScriptRequest, route: ROUTE, requestId: "r" };
 }
 
-async function token(idp: StartedIdp, extra: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<{ access_token: string; token_type: string }> {
+async function token(
+  idp: StartedIdp,
+  extra: Record<string, string> = {},
+  headers: Record<string, string> = {},
+): Promise<{ access_token: string; token_type: string }> {
   const res = await fetch(`${idp.url}/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
-    body: new URLSearchParams({ grant_type: "client_credentials", client_id: CLIENT.client_id, client_secret: CLIENT.client_secret, scope: "notes:read", ...extra }),
+    body: new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: CLIENT.client_id,
+      client_secret: CLIENT.client_secret,
+      scope: "notes:read",
+      ...extra,
+    }),
   });
   expect(res.status).toBe(200);
   return (await res.json()) as { access_token: string; token_type: string };
@@ -68,7 +78,9 @@ describe("JWT access tokens", () => {
     const claims = JSON.parse(atob(payload!.replace(/-/g, "+").replace(/_/g, "/")));
     const forged = await new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "dev-key-1", typ: "at+jwt" }).sign(privateKey);
     expect((await rejection(auth, { authorization: `Bearer ${forged}` })).message).toBe("the token's signature does not verify");
-    const tampered = `${header}.${btoa(JSON.stringify({ ...claims, scope: "admin" })).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_")}.${access_token.split(".")[2]}`;
+    const tampered = `${header}.${btoa(JSON.stringify({ ...claims, scope: "admin" })).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_")}.${
+      access_token.split(".")[2]
+    }`;
     expect((await rejection(auth, { authorization: `Bearer ${tampered}` })).message).toBe("the token's signature does not verify");
   });
 
@@ -85,12 +97,14 @@ describe("JWT access tokens", () => {
     // Signed by a key the issuer publishes, all claims right, but typed as an ID token would be.
     const keyed = await generateKeyPair("RS256");
     const issuer = "http://typed-issuer.test";
-    const fakeFetch = (async (input: RequestInfo | URL) =>
-      String(input).endsWith("/.well-known/openid-configuration")
-        ? Response.json({ issuer, jwks_uri: `${issuer}/jwks` })
-        : Response.json({ keys: [{ ...(await exportJWK(keyed.publicKey)), kid: "k", alg: "RS256" }] })) as typeof fetch;
+    const fakeFetch =
+      (async (input: RequestInfo | URL) =>
+        String(input).endsWith("/.well-known/openid-configuration")
+          ? Response.json({ issuer, jwks_uri: `${issuer}/jwks` })
+          : Response.json({ keys: [{ ...(await exportJWK(keyed.publicKey)), kid: "k", alg: "RS256" }] })) as typeof fetch;
     const typed = createBearerAuthenticator({ issuer, audience: "routes-api", fetch: fakeFetch });
-    const sign = (typ?: string) => new SignJWT({ ...claims, iss: issuer }).setProtectedHeader({ alg: "RS256", kid: "k", ...(typ ? { typ } : {}) }).sign(keyed.privateKey);
+    const sign = (typ?: string) =>
+      new SignJWT({ ...claims, iss: issuer }).setProtectedHeader({ alg: "RS256", kid: "k", ...(typ ? { typ } : {}) }).sign(keyed.privateKey);
     expect(await typed.authenticate(pipe({ authorization: `Bearer ${await sign("at+jwt")}` }))).toMatchObject({ id: "api-client" });
     expect(await typed.authenticate(pipe({ authorization: `Bearer ${await sign("application/at+jwt")}` }))).toMatchObject({ id: "api-client" });
     for (const typ of ["JWT", undefined]) {
@@ -120,9 +134,14 @@ describe("JWT access tokens", () => {
       return Response.json({ keys });
     }) as typeof fetch;
     const rotating = createBearerAuthenticator({ issuer, audience: "*", fetch: fakeFetch, jwksCooldownMs: 0 });
-    const sign = (key: CryptoKey, kid: string) => new SignJWT({ sub: "svc", client_id: "svc" }).setProtectedHeader({ alg: "RS256", kid, typ: "at+jwt" }).setIssuer(issuer).setIssuedAt().setExpirationTime("5m").sign(key);
+    const sign = (key: CryptoKey, kid: string) =>
+      new SignJWT({ sub: "svc", client_id: "svc" }).setProtectedHeader({ alg: "RS256", kid, typ: "at+jwt" }).setIssuer(issuer).setIssuedAt().setExpirationTime(
+        "5m",
+      ).sign(key);
     expect(await rotating.authenticate(pipe({ authorization: `Bearer ${await sign(first.privateKey, "k1")}` }))).toMatchObject({ id: "svc" });
-    expect((await rejection(rotating, { authorization: `Bearer ${await sign(second.privateKey, "k2")}` })).message).toBe("the token's signature does not verify");
+    expect((await rejection(rotating, { authorization: `Bearer ${await sign(second.privateKey, "k2")}` })).message).toBe(
+      "the token's signature does not verify",
+    );
     keys.push({ ...(await exportJWK(second.publicKey)), kid: "k2", alg: "RS256" });
     expect(await rotating.authenticate(pipe({ authorization: `Bearer ${await sign(second.privateKey, "k2")}` }))).toMatchObject({ id: "svc" });
     expect(jwksFetches).toBe(3);
@@ -137,7 +156,12 @@ describe("opaque tokens and DPoP", () => {
   afterAll(() => idp.stop());
 
   it("checks an opaque token at the introspection endpoint, and refuses a revoked one", async () => {
-    const auth = createBearerAuthenticator({ issuer: idp.issuer, audience: CLIENT.client_id, introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret }, introspectionCacheMs: 0 });
+    const auth = createBearerAuthenticator({
+      issuer: idp.issuer,
+      audience: CLIENT.client_id,
+      introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret },
+      introspectionCacheMs: 0,
+    });
     const { access_token } = await token(idp);
     expect(access_token.split(".")).toHaveLength(1);
     expect(await auth.authenticate(pipe({ authorization: `Bearer ${access_token}` }))).toMatchObject({ id: "api-client", kind: "client" });
@@ -148,7 +172,11 @@ describe("opaque tokens and DPoP", () => {
     });
     expect((await rejection(auth, { authorization: `Bearer ${access_token}` })).message).toBe("the token is not active");
     // Introspection answers are cached: the audience must hold on the second use too.
-    const elsewhere = createBearerAuthenticator({ issuer: idp.issuer, audience: "some-other-client", introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret } });
+    const elsewhere = createBearerAuthenticator({
+      issuer: idp.issuer,
+      audience: "some-other-client",
+      introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret },
+    });
     const { access_token: fresh } = await token(idp);
     expect((await rejection(elsewhere, { authorization: `Bearer ${fresh}` })).message).toBe("the token was not issued for this host (aud)");
     expect((await rejection(elsewhere, { authorization: `Bearer ${fresh}` })).message).toBe("the token is not active, or not issued for this host");
@@ -157,28 +185,50 @@ describe("opaque tokens and DPoP", () => {
   });
 
   it("needs the DPoP scheme and a fresh proof by the bound key for a DPoP-bound token", async () => {
-    const auth = createBearerAuthenticator({ issuer: idp.issuer, audience: CLIENT.client_id, introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret } });
+    const auth = createBearerAuthenticator({
+      issuer: idp.issuer,
+      audience: CLIENT.client_id,
+      introspection: { clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret },
+    });
     const { privateKey, publicKey } = await generateKeyPair("ES256");
     const jwk = await exportJWK(publicKey);
     const proof = (htm: string, htu: string, claims: Record<string, unknown> = {}, key = privateKey, pub = jwk) =>
-      new SignJWT({ jti: crypto.randomUUID(), htm, htu, iat: Math.floor(Date.now() / 1000), ...claims }).setProtectedHeader({ alg: "ES256", typ: "dpop+jwt", jwk: pub }).sign(key);
+      new SignJWT({ jti: crypto.randomUUID(), htm, htu, iat: Math.floor(Date.now() / 1000), ...claims }).setProtectedHeader({
+        alg: "ES256",
+        typ: "dpop+jwt",
+        jwk: pub,
+      }).sign(key);
     const { access_token, token_type } = await token(idp, {}, { dpop: await proof("POST", `${idp.url}/token`) });
     expect(token_type).toBe("DPoP");
-    const ath = btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(access_token))))).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+    const ath = btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(access_token))))).replace(/=+$/, "")
+      .replace(/\+/g, "-").replace(/\//g, "_");
     const url = "http://routes.test/x";
     const good = await proof("GET", url, { ath });
-    expect(await auth.authenticate(pipe({ authorization: `DPoP ${access_token}`, dpop: good }, url))).toMatchObject({ id: "api-client", claims: { cnf: { jkt: await calculateJwkThumbprint(jwk) } } });
+    expect(await auth.authenticate(pipe({ authorization: `DPoP ${access_token}`, dpop: good }, url))).toMatchObject({
+      id: "api-client",
+      claims: { cnf: { jkt: await calculateJwkThumbprint(jwk) } },
+    });
     expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: good }, url)).message).toBe("the DPoP proof was used before");
     expect((await rejection(auth, { authorization: `Bearer ${access_token}` }, url)).message).toBe("a DPoP-bound token must be sent with the DPoP scheme");
     expect((await rejection(auth, { authorization: `DPoP ${access_token}` }, url)).message).toBe("a DPoP-bound token needs a DPoP proof");
-    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("POST", url, { ath }) }, url)).message).toBe("DPoP proof htm does not match the request method");
-    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", "http://elsewhere.test/x", { ath }) }, url)).message).toBe("DPoP proof htu does not match the request URL");
-    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", url, { ath: "wrong" }) }, url)).message).toBe("DPoP proof ath does not match the access token");
-    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", url, { ath, iat: Math.floor(Date.now() / 1000) - 3600 }) }, url)).message).toBe("DPoP proof iat is not fresh");
+    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("POST", url, { ath }) }, url)).message).toBe(
+      "DPoP proof htm does not match the request method",
+    );
+    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", "http://elsewhere.test/x", { ath }) }, url)).message).toBe(
+      "DPoP proof htu does not match the request URL",
+    );
+    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", url, { ath: "wrong" }) }, url)).message).toBe(
+      "DPoP proof ath does not match the access token",
+    );
+    expect(
+      (await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", url, { ath, iat: Math.floor(Date.now() / 1000) - 3600 }) }, url))
+        .message,
+    ).toBe("DPoP proof iat is not fresh");
     const other = await generateKeyPair("ES256");
     const otherJwk = await exportJWK(other.publicKey);
-    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", url, { ath }, other.privateKey, otherJwk) }, url)).message).toBe(
-      "the DPoP proof is signed by a key the token is not bound to",
-    );
+    expect((await rejection(auth, { authorization: `DPoP ${access_token}`, dpop: await proof("GET", url, { ath }, other.privateKey, otherJwk) }, url)).message)
+      .toBe(
+        "the DPoP proof is signed by a key the token is not bound to",
+      );
   });
 });

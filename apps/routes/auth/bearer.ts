@@ -19,8 +19,8 @@
  */
 import { DPOP_ALGS, DPOP_IAT_WINDOW_S, DpopError, verifyDpopProof } from "#lib/oauth";
 import { loadJose, sha256Base64url } from "#lib/oauth";
-import { basicAuth, issuerMetadata, type IssuerMetadata } from "./issuer.ts";
-import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../core/services.ts";
+import { basicAuth, type IssuerMetadata, issuerMetadata } from "./issuer.ts";
+import { type Actor, AuthenticationError, type Authenticator, type PipelineRequest } from "../core/services.ts";
 
 export interface BearerAuthenticatorOptions {
   /** The issuer URL; discovery is `<issuer>/.well-known/openid-configuration`. */
@@ -71,7 +71,7 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
   const verifiedJwts = new Map<string, { claims: Record<string, unknown>; until: number }>();
   const seenProofs = new Map<string, number>();
   const audiences = (Array.isArray(options.audience) ? options.audience : [options.audience]).filter((a) => a !== "");
-  if (audiences.length === 0) throw new TypeError("createBearerAuthenticator: an audience is required (\"*\" accepts any)");
+  if (audiences.length === 0) throw new TypeError('createBearerAuthenticator: an audience is required ("*" accepts any)');
   const anyAudience = audiences.includes("*");
   /** An introspection answer is for this host when its `aud` (else its `client_id`) is accepted. */
   const forThisHost = (claims: Record<string, unknown>): boolean => {
@@ -103,7 +103,9 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
       const code = (err as { code?: string }).code ?? "";
       if (code === "ERR_JWKS_NO_MATCHING_KEY" || code === "ERR_JWS_SIGNATURE_VERIFICATION_FAILED") throw invalid("the token's signature does not verify");
       if (code === "ERR_JWT_EXPIRED") throw invalid("the token has expired");
-      if (code === "ERR_JWT_CLAIM_VALIDATION_FAILED" && (err as { claim?: string }).claim === "typ") throw invalid("the token is not an access token (typ must be at+jwt)");
+      if (code === "ERR_JWT_CLAIM_VALIDATION_FAILED" && (err as { claim?: string }).claim === "typ") {
+        throw invalid("the token is not an access token (typ must be at+jwt)");
+      }
       if (code === "ERR_JWT_CLAIM_VALIDATION_FAILED") throw invalid(`the token was not issued for this host (${(err as Error).message})`);
       if (code.startsWith("ERR_J")) throw invalid(`the token is not valid (${(err as Error).message})`);
       throw err; // the JWKS could not be fetched: a 500, not the caller's fault
@@ -120,7 +122,11 @@ export function createBearerAuthenticator(options: BearerAuthenticatorOptions): 
     }
     const res = await doFetch(d.introspectionEndpoint, {
       method: "POST",
-      headers: { authorization: basicAuth(options.introspection.clientId, options.introspection.clientSecret), "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+      headers: {
+        authorization: basicAuth(options.introspection.clientId, options.introspection.clientSecret),
+        "content-type": "application/x-www-form-urlencoded",
+        accept: "application/json",
+      },
       body: new URLSearchParams({ token }).toString(),
     });
     if (!res.ok) throw new Error(`introspection answered ${res.status}`);

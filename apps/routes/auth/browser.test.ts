@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeRuntime } from "#lib/adapters/node";
 import { openSqlStore } from "#lib/db/open";
 import type { SqlStore } from "#lib/db";
-import { startIdp, type StartedIdp } from "../../idp/testing.ts";
+import { type StartedIdp, startIdp } from "../../idp/testing.ts";
 import type { RouteHost } from "../core/host.ts";
 import { prepareRoutesStore, sqlSignedInStore } from "../store/store.ts";
 import { scriptHost } from "../testing.ts";
@@ -112,7 +112,10 @@ describe("browser sign-in", () => {
     expect((await visit("/me")).status).toBe(401);
     // A pre-login cookie the host did not sign (state chosen by an attacker): refused.
     const forged = new Jar();
-    forged.cookies.set(SIGNIN_COOKIE, encodeURIComponent(JSON.stringify({ state: "s", nonce: "n", verifier: "v", returnTo: "/", expires: Date.now() + 60_000 })) + ".c2lnbmF0dXJl");
+    forged.cookies.set(
+      SIGNIN_COOKIE,
+      encodeURIComponent(JSON.stringify({ state: "s", nonce: "n", verifier: "v", returnTo: "/", expires: Date.now() + 60_000 })) + ".c2lnbmF0dXJl",
+    );
     expect((await visit("/auth/callback?state=s&code=x", forged)).status).toBe(400);
   });
 
@@ -187,7 +190,21 @@ describe("browser sign-in", () => {
     expect(safeReturnTo("/notes?x=1#top", ORIGIN)).toBe("/notes?x=1#top");
     expect(safeReturnTo(`${ORIGIN}/notes`, ORIGIN)).toBe("/notes");
     expect(safeReturnTo("/a/../b", ORIGIN)).toBe("/b");
-    for (const bad of ["https://evil.test/", "//evil.test", "/\\evil.test", "/\t/evil.example/x", "/\n/evil.example", "/x\r\nSet-Cookie: a=b", "/.//evil.example/x", "http://127.0.0.1:9999/x", "javascript:alert(1)", "", undefined]) {
+    for (
+      const bad of [
+        "https://evil.test/",
+        "//evil.test",
+        "/\\evil.test",
+        "/\t/evil.example/x",
+        "/\n/evil.example",
+        "/x\r\nSet-Cookie: a=b",
+        "/.//evil.example/x",
+        "http://127.0.0.1:9999/x",
+        "javascript:alert(1)",
+        "",
+        undefined,
+      ]
+    ) {
       expect(safeReturnTo(bad, ORIGIN), JSON.stringify(bad)).toBe("/");
     }
   });

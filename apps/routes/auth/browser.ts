@@ -22,8 +22,8 @@
 import { parseSigned, serializeSigned } from "hono/utils/cookie";
 import { loadJose, sha256Base64url } from "#lib/oauth";
 import type { HostPlannedContext, RouteHost } from "../core/host.ts";
-import { AuthenticationError, type Actor, type Authenticator, type PipelineRequest } from "../core/services.ts";
-import { randomHex, sessionCookies, type SessionCookieOptions } from "../core/session.ts";
+import { type Actor, AuthenticationError, type Authenticator, type PipelineRequest } from "../core/services.ts";
+import { randomHex, type SessionCookieOptions, sessionCookies } from "../core/session.ts";
 import { actorFromClaims } from "./bearer.ts";
 import { basicAuth, issuerMetadata } from "./issuer.ts";
 import { memorySignedInStore, type SignedInStore } from "./signed-in.ts";
@@ -53,6 +53,7 @@ export const SIGNIN_COOKIE = "routes_signin";
 const PENDING_MS = 10 * 60_000;
 // Control characters (a browser drops tab, CR and LF from a URL, and a header cannot carry them)
 // and backslashes (a browser reads `\` as `/`) never make it into a redirect.
+// deno-lint-ignore no-control-regex
 const UNSAFE_RETURN = /[\u0000-\u001f\u007f\\]/;
 /** The longest `return_to` kept. The pre-login cookie carries it encoded once more (up to three
  * times as long: `/` is `%2F`), and a browser drops a cookie over 4 KB without a word, which
@@ -108,7 +109,10 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
   const page = (status: number, message: string, cookies: string[] = []) => {
     const headers = new Headers({ "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
     for (const c of cookies) headers.append("set-cookie", c);
-    return new Response(`<!doctype html><title>sign-in</title><p>${message.replace(/[<&>"]/g, "")}</p><p><a href="/auth/login">Sign in again</a></p>`, { status, headers });
+    return new Response(`<!doctype html><title>sign-in</title><p>${message.replace(/[<&>"]/g, "")}</p><p><a href="/auth/login">Sign in again</a></p>`, {
+      status,
+      headers,
+    });
   };
   const clearPending = () => serializeSigned(SIGNIN_COOKIE, "", secret, { ...pendingCookie, maxAge: 0 });
 
@@ -175,11 +179,21 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       const q = ctx.request.query;
       // Single use: whatever happens next, this sign-in attempt is spent.
       const spent = [await clearPending()];
-      if (!pending || typeof q.state !== "string" || q.state !== pending.state) return page(400, "This sign-in link is not valid (or was used already).", spent);
-      if (typeof q.error === "string") return page(401, `The identity provider said: ${q.error}${typeof q.error_description === "string" ? ` (${q.error_description})` : ""}`, spent);
+      if (!pending || typeof q.state !== "string" || q.state !== pending.state) {
+        return page(400, "This sign-in link is not valid (or was used already).", spent);
+      }
+      if (typeof q.error === "string") {
+        return page(401, `The identity provider said: ${q.error}${typeof q.error_description === "string" ? ` (${q.error_description})` : ""}`, spent);
+      }
       if (typeof q.code !== "string") return page(400, "The identity provider sent no code.", spent);
       const m = await metadata();
-      const body = new URLSearchParams({ grant_type: "authorization_code", code: q.code, redirect_uri: `${origin}/auth/callback`, code_verifier: pending.verifier, client_id: clientId });
+      const body = new URLSearchParams({
+        grant_type: "authorization_code",
+        code: q.code,
+        redirect_uri: `${origin}/auth/callback`,
+        code_verifier: pending.verifier,
+        client_id: clientId,
+      });
       const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", accept: "application/json" };
       if (options.clientSecret) headers.authorization = basicAuth(clientId, options.clientSecret);
       const res = await doFetch(m.tokenEndpoint!, { method: "POST", headers, body: body.toString() });
@@ -188,7 +202,12 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       let claims: Record<string, unknown>;
       try {
         const { jwtVerify } = await loadJose();
-        ({ payload: claims } = await jwtVerify(tokens.id_token, m.jwks, { issuer: m.issuer, audience: clientId, currentDate: new Date(now()), clockTolerance: 5 }));
+        ({ payload: claims } = await jwtVerify(tokens.id_token, m.jwks, {
+          issuer: m.issuer,
+          audience: clientId,
+          currentDate: new Date(now()),
+          clockTolerance: 5,
+        }));
       } catch (err) {
         return page(401, `The ID token is not valid: ${(err as Error).message}`, spent);
       }

@@ -31,9 +31,13 @@ describe("the CSRF protector", () => {
     const h = await host();
     const { cookie, token } = await visit(h);
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect((await call(h, "POST", "/notes", { headers: { cookie, "x-csrf-token": token, "content-type": "application/json" }, body: '{"t":1}' })).status).toBe(201);
-    expect((await call(h, "POST", "/notes", { headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: `t=2&_csrf=${token}` })).json).toEqual({ t: "2", _csrf: token });
-    expect((await call(h, "POST", "/notes", { headers: { cookie, "content-type": "application/json" }, body: JSON.stringify({ t: 3, _csrf: token }) })).status).toBe(201);
+    expect((await call(h, "POST", "/notes", { headers: { cookie, "x-csrf-token": token, "content-type": "application/json" }, body: '{"t":1}' })).status).toBe(
+      201,
+    );
+    expect((await call(h, "POST", "/notes", { headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: `t=2&_csrf=${token}` })).json)
+      .toEqual({ t: "2", _csrf: token });
+    expect((await call(h, "POST", "/notes", { headers: { cookie, "content-type": "application/json" }, body: JSON.stringify({ t: 3, _csrf: token }) })).status)
+      .toBe(201);
     await h.close();
   });
 
@@ -41,12 +45,14 @@ describe("the CSRF protector", () => {
     const h = await host();
     const mine = await visit(h);
     const theirs = await visit(h);
-    for (const headers of <Record<string, string>[]>[
-      { cookie: mine.cookie },
-      { cookie: mine.cookie, "x-csrf-token": "A".repeat(43) },
-      { "x-csrf-token": mine.token },
-      { cookie: mine.cookie, "x-csrf-token": theirs.token },
-    ]) {
+    for (
+      const headers of <Record<string, string>[]> [
+        { cookie: mine.cookie },
+        { cookie: mine.cookie, "x-csrf-token": "A".repeat(43) },
+        { "x-csrf-token": mine.token },
+        { cookie: mine.cookie, "x-csrf-token": theirs.token },
+      ]
+    ) {
       const res = await call(h, "POST", "/notes", { headers: { ...headers, "content-type": "application/json" }, body: "{}" });
       expect(res.status).toBe(403);
       expect(res.json.error.code).toBe("CSRF_FAILED");

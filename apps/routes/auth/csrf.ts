@@ -31,8 +31,10 @@ export function presentedToken(req: PipelineRequest): string | undefined {
 
 export function createCsrfProtector(options: { secret: string }): CsrfProtector {
   let key: Promise<CryptoKey> | undefined;
-  const hmacKey = () => (key ??= crypto.subtle.importKey("raw", new TextEncoder().encode(`csrf:${options.secret}`), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]));
-  const tokenFor = async (sessionId: string) => base64urlEncode(new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(), new TextEncoder().encode(sessionId))));
+  const hmacKey =
+    () => (key ??= crypto.subtle.importKey("raw", new TextEncoder().encode(`csrf:${options.secret}`), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]));
+  const tokenFor = async (sessionId: string) =>
+    base64urlEncode(new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(), new TextEncoder().encode(sessionId))));
 
   return {
     token: (session: HostSession) => tokenFor(session.id),

@@ -37,7 +37,11 @@ export function issuerMetadata(issuerUrl: string, options: IssuerOptions = {}): 
       const { createRemoteJWKSet, customFetch } = await loadJose();
       return {
         issuer: doc.issuer ?? issuer,
-        jwks: createRemoteJWKSet(new URL(doc.jwks_uri), { cooldownDuration: options.jwksCooldownMs ?? 30_000, cacheMaxAge: 10 * 60_000, [customFetch]: (url: string, init: RequestInit) => doFetch(url, init) }),
+        jwks: createRemoteJWKSet(new URL(doc.jwks_uri), {
+          cooldownDuration: options.jwksCooldownMs ?? 30_000,
+          cacheMaxAge: 10 * 60_000,
+          [customFetch]: (url: string, init: RequestInit) => doFetch(url, init),
+        }),
         authorizationEndpoint: doc.authorization_endpoint,
         tokenEndpoint: doc.token_endpoint,
         introspectionEndpoint: doc.introspection_endpoint,

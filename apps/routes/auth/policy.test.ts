@@ -39,7 +39,9 @@ describe("the policy authorizer", () => {
     const policy = parsePolicy({ roles: { claims: ["scope"] }, rules: [{ roles: ["notes.admin"], allow: ["notes:*"] }], tenants: { match: false } });
     const a = policyAuthorizer(policy);
     const actor = user({ scope: "openid notes.admin" }, ["other"]);
-    expect(await a.authorize({ actor, action: "notes:delete", resource: null, resources: { note: { id: "n", tenantId: "acme" } }, route })).toEqual({ allow: true });
+    expect(await a.authorize({ actor, action: "notes:delete", resource: null, resources: { note: { id: "n", tenantId: "acme" } }, route })).toEqual({
+      allow: true,
+    });
   });
 
   it.each([

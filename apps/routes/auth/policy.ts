@@ -85,8 +85,8 @@ function claimStrings(claims: Record<string, unknown>, names: readonly string[])
   const out = new Set<string>();
   for (const n of names) {
     const value = claims[n];
-    if (typeof value === "string") for (const part of n === "scope" ? value.split(" ") : [value]) if (part) out.add(part);
-    if (Array.isArray(value)) for (const item of value) if (typeof item === "string") out.add(item);
+    if (typeof value === "string") { for (const part of n === "scope" ? value.split(" ") : [value]) if (part) out.add(part); }
+    if (Array.isArray(value)) { for (const item of value) if (typeof item === "string") out.add(item); }
   }
   return out;
 }

@@ -12,10 +12,10 @@ const GRANT_CLAIMS = ["roles", "groups", "permissions"] as const;
 export function grantsOf(actor: Actor): Set<string> {
   const claims = actor.claims ?? {};
   const grants = new Set<string>();
-  if (typeof claims.scope === "string") for (const s of claims.scope.split(" ")) if (s) grants.add(s);
+  if (typeof claims.scope === "string") { for (const s of claims.scope.split(" ")) if (s) grants.add(s); }
   for (const name of GRANT_CLAIMS) {
     const value = claims[name];
-    if (Array.isArray(value)) for (const v of value) if (typeof v === "string") grants.add(v);
+    if (Array.isArray(value)) { for (const v of value) if (typeof v === "string") grants.add(v); }
   }
   return grants;
 }

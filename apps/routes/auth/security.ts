@@ -7,7 +7,7 @@
 import { createBearerAuthenticator } from "./bearer.ts";
 import { createBrowserSignIn, DEFAULT_CLIENT_ID, sessionOrBearer } from "./browser.ts";
 import { createCsrfProtector } from "./csrf.ts";
-import { policyAuthorizer, type Policy } from "./policy.ts";
+import { type Policy, policyAuthorizer } from "./policy.ts";
 import { scopeAuthorizer } from "./scope-authorizer.ts";
 import type { RouteHost } from "../core/host.ts";
 import type { AuthServices } from "../core/services.ts";
@@ -58,7 +58,13 @@ export function hostSecurity(settings: HostSecuritySettings): HostSecurity {
   const bearer = issuer ? createBearerAuthenticator({ issuer, audience, introspection: settings.introspection }) : undefined;
   const sessionCookie = { secret, cookieName: DEFAULT_SESSION_COOKIE, secure: false };
   const signIn = issuer
-    ? createBrowserSignIn({ issuer, clientId: settings.clientId || undefined, clientSecret: settings.clientSecret || undefined, sessionCookie, store: settings.store ? sqlSignedInStore(settings.store) : undefined })
+    ? createBrowserSignIn({
+      issuer,
+      clientId: settings.clientId || undefined,
+      clientSecret: settings.clientSecret || undefined,
+      sessionCookie,
+      store: settings.store ? sqlSignedInStore(settings.store) : undefined,
+    })
     : undefined;
   return {
     session: { secret },

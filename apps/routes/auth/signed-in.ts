@@ -38,7 +38,7 @@ export function memorySignedInStore(options: { max?: number; now?: () => number 
     },
     async put(id, session) {
       sessions.delete(id);
-      if (sessions.size >= max) for (const [k, s] of sessions) if (s.expires <= now()) sessions.delete(k);
+      if (sessions.size >= max) { for (const [k, s] of sessions) if (s.expires <= now()) sessions.delete(k); }
       if (sessions.size >= max) sessions.delete(sessions.keys().next().value!);
       sessions.set(id, session);
     },

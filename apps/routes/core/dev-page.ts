@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /**
  * Dev mode's page at `/_routes`: the plan table and, when the last edit of the script did not
  * load, its error (the previous routes keep serving meanwhile). Only served with `--dev`.

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /**
  * Pages for browsers, JSON for programs: when the host itself refuses or misses a request (401,
  * 403, 404, 405, 413, 500 ... in the `{"error": {code, message}}` envelope) and the request

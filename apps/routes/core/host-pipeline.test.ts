@@ -1,7 +1,7 @@
 /** The host's pipeline: the order of its stages and their statuses, failing closed, and audit. */
 import { describe, expect, it } from "vitest";
 import type { RouteHost } from "./host.ts";
-import { AuthenticationError, ResourceNotFoundError, type Actor, type AuditEvent, type AuthServices } from "./services.ts";
+import { type Actor, type AuditEvent, AuthenticationError, type AuthServices, ResourceNotFoundError } from "./services.ts";
 import { call, scriptHost } from "../testing.ts";
 
 const PRELUDE = `const httpmod = require("httpmod"); const app = httpmod.app(); const user = httpmod.user().required();`;
@@ -10,7 +10,9 @@ describe("the pipeline", () => {
   const alice: Actor = { id: "alice", kind: "user", tenantIds: ["t1"] };
 
   /** Services that record what the pipeline asked, in order. */
-  function services(overrides: Partial<{ actor: Actor | null; authError: boolean; csrfOk: boolean; resource: "found" | "missing" | "throw"; allow: boolean }> = {}) {
+  function services(
+    overrides: Partial<{ actor: Actor | null; authError: boolean; csrfOk: boolean; resource: "found" | "missing" | "throw"; allow: boolean }> = {},
+  ) {
     const seen: string[] = [];
     const audit: AuditEvent[] = [];
     const o = { actor: alice, authError: false, csrfOk: true, resource: "found", allow: true, ...overrides };
@@ -65,7 +67,15 @@ describe("the pipeline", () => {
     const host = await scriptHost(SCRIPT, { auth });
     const res = await write(host);
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ actor: "alice", doc: { id: "d1", tenantId: "t1", title: "Doc" }, none: null, action: "docs:write", route: "POST /t/:tenant/docs/:id", body: { text: "hi" }, csrf: "token-for-" });
+    expect(res.json).toEqual({
+      actor: "alice",
+      doc: { id: "d1", tenantId: "t1", title: "Doc" },
+      none: null,
+      action: "docs:write",
+      route: "POST /t/:tenant/docs/:id",
+      body: { text: "hi" },
+      csrf: "token-for-",
+    });
     expect(seen).toEqual(["authenticate", "csrf good", "resolve doc d1 t1", "authorize docs:write alice d1"]);
     expect(audit.map((e) => e.outcome)).toEqual(["allowed", "completed"]);
     expect(audit[1]).toMatchObject({
@@ -84,15 +94,17 @@ describe("the pipeline", () => {
     await host.close();
   });
 
-  it.each([
-    ["bad JSON", {}, { body: "{" }, 400, "INVALID_JSON", [], "invalid_json"],
-    ["no credentials", { actor: null }, {}, 401, "UNAUTHENTICATED", ["authenticate"], "no_credentials"],
-    ["invalid credentials", { authError: true }, {}, 401, "UNAUTHENTICATED", ["authenticate"], "invalid_token"],
-    ["a bad CSRF token", { csrfOk: false }, {}, 403, "CSRF_FAILED", ["authenticate", "csrf good"], "csrf"],
-    ["a missing resource", { resource: "missing" }, {}, 404, "NOT_FOUND", ["authenticate", "csrf good", "resolve doc d1 t1"], "resource_not_found"],
-    ["the host's not-found error", { resource: "throw" }, {}, 404, "NOT_FOUND", ["authenticate", "csrf good", "resolve doc d1 t1"], "resource_not_found"],
-    ["a denial", { allow: false }, {}, 403, "FORBIDDEN", ["authenticate", "csrf good", "resolve doc d1 t1", "authorize docs:write alice d1"], "not in group"],
-  ] as const)("stops at %s: %i, later steps not run, audited as denied", async (_name, overrides, req, status, code, steps, reason) => {
+  it.each(
+    [
+      ["bad JSON", {}, { body: "{" }, 400, "INVALID_JSON", [], "invalid_json"],
+      ["no credentials", { actor: null }, {}, 401, "UNAUTHENTICATED", ["authenticate"], "no_credentials"],
+      ["invalid credentials", { authError: true }, {}, 401, "UNAUTHENTICATED", ["authenticate"], "invalid_token"],
+      ["a bad CSRF token", { csrfOk: false }, {}, 403, "CSRF_FAILED", ["authenticate", "csrf good"], "csrf"],
+      ["a missing resource", { resource: "missing" }, {}, 404, "NOT_FOUND", ["authenticate", "csrf good", "resolve doc d1 t1"], "resource_not_found"],
+      ["the host's not-found error", { resource: "throw" }, {}, 404, "NOT_FOUND", ["authenticate", "csrf good", "resolve doc d1 t1"], "resource_not_found"],
+      ["a denial", { allow: false }, {}, 403, "FORBIDDEN", ["authenticate", "csrf good", "resolve doc d1 t1", "authorize docs:write alice d1"], "not in group"],
+    ] as const,
+  )("stops at %s: %i, later steps not run, audited as denied", async (_name, overrides, req, status, code, steps, reason) => {
     const { auth, seen, audit } = services(overrides);
     const host = await scriptHost(SCRIPT, { auth });
     const res = await write(host, {}, "body" in req ? req.body : undefined);
@@ -169,14 +181,22 @@ describe("the pipeline", () => {
   it("runs host-registered planned routes through the same pipeline, before script routes", async () => {
     const { auth, seen } = services();
     const host = await scriptHost(`${PRELUDE} app.get("/host").public().handle(() => "script");`, { auth });
-    host.registerPlanned({ method: "GET", pattern: "/host", public: false, auth: { required: true }, action: "host:read" }, (ctx) => new Response(`host sees ${ctx.actor?.id}`));
+    host.registerPlanned(
+      { method: "GET", pattern: "/host", public: false, auth: { required: true }, action: "host:read" },
+      (ctx) => new Response(`host sees ${ctx.actor?.id}`),
+    );
     expect((await call(host, "GET", "/host")).text).toBe("host sees alice");
     expect(seen).toEqual(["authenticate", "authorize host:read alice undefined"]);
     expect(host.routes().map((r) => [r.pattern, r.source, r.access])).toEqual([
       ["/host", "host", "auth"],
       ["/host", "script", "public"],
     ]);
-    expect(() => host.registerPlanned({ method: "GET", pattern: "/x/:a", public: false, auth: { required: true }, action: "a", resources: [{ type: "d", idParam: "b" }] }, () => new Response())).toThrow(":b");
+    expect(() =>
+      host.registerPlanned(
+        { method: "GET", pattern: "/x/:a", public: false, auth: { required: true }, action: "a", resources: [{ type: "d", idParam: "b" }] },
+        () => new Response(),
+      )
+    ).toThrow(":b");
     await host.close();
   });
 

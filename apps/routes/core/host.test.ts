@@ -1,5 +1,5 @@
 /** The host: result rules, the request object, matching, mounts, failures in handlers (its pipeline: host-pipeline.test.ts). */
-import { mkdtemp, mkdir, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -72,13 +72,16 @@ describe("handler results (decisions.md)", () => {
     expect((await call(host, "GET", "/redirect-301")).headers.get("location")).toBe("/moved");
   });
 
-  it.each(["/crlf", "/nul", "/bad-name", "/bad-status", "/twice", "/throw"])("GET %s is a 500 that shows nothing of the handler outside dev mode", async (path) => {
-    const res = await call(host, "GET", path);
-    expect(res.status).toBe(500);
-    expect(res.json).toEqual({ error: { code: "HANDLER_FAILED", message: "internal error" } });
-    expect(res.headers.get("x-bad")).toBeNull();
-    expect(res.headers.get("set-cookie") ?? "").not.toContain("evil");
-  });
+  it.each(["/crlf", "/nul", "/bad-name", "/bad-status", "/twice", "/throw"])(
+    "GET %s is a 500 that shows nothing of the handler outside dev mode",
+    async (path) => {
+      const res = await call(host, "GET", path);
+      expect(res.status).toBe(500);
+      expect(res.json).toEqual({ error: { code: "HANDLER_FAILED", message: "internal error" } });
+      expect(res.headers.get("x-bad")).toBeNull();
+      expect(res.headers.get("set-cookie") ?? "").not.toContain("evil");
+    },
+  );
 
   it("without a renderer, res.html(object) is a 500", async () => {
     const bare = await scriptHost(`${PRELUDE} app.get("/").public().handle(() => ({ a: 1 }));`, { dev: true });
@@ -130,8 +133,14 @@ describe("the request object", () => {
   });
 
   it("parses JSON and form bodies, keeps other bodies as strings, and refuses bad JSON with 400", async () => {
-    expect((await call(host, "POST", "/echo/1", { body: '{"a":[1,2]}', headers: { "content-type": "application/json" } })).json).toMatchObject({ body: { a: [1, 2] }, rawBody: '{"a":[1,2]}' });
-    expect((await call(host, "POST", "/echo/1", { body: "a=1&b=2&a=3", headers: { "content-type": "application/x-www-form-urlencoded" } })).json.body).toEqual({ a: ["1", "3"], b: "2" });
+    expect((await call(host, "POST", "/echo/1", { body: '{"a":[1,2]}', headers: { "content-type": "application/json" } })).json).toMatchObject({
+      body: { a: [1, 2] },
+      rawBody: '{"a":[1,2]}',
+    });
+    expect((await call(host, "POST", "/echo/1", { body: "a=1&b=2&a=3", headers: { "content-type": "application/x-www-form-urlencoded" } })).json.body).toEqual({
+      a: ["1", "3"],
+      b: "2",
+    });
     expect((await call(host, "PUT", "/echo/1", { body: "just text", headers: { "content-type": "text/plain" } })).json.body).toBe("just text");
     const bad = await call(host, "POST", "/echo/1", { body: "{nope", headers: { "content-type": "application/json" } });
     expect(bad.status).toBe(400);
@@ -253,7 +262,10 @@ describe("matching", () => {
 
 describe("failures in handlers", () => {
   it("interrupts a handler past its time limit, shows the message in dev mode only, and keeps serving", async () => {
-    const host = await scriptHost(`${PRELUDE} app.get("/spin").public().handle(() => { for (;;) {} }); app.get("/ok").public().handle(() => "ok");`, { dev: true, limits: { cpuMs: 100 } });
+    const host = await scriptHost(`${PRELUDE} app.get("/spin").public().handle(() => { for (;;) {} }); app.get("/ok").public().handle(() => "ok");`, {
+      dev: true,
+      limits: { cpuMs: 100 },
+    });
     const res = await call(host, "GET", "/spin");
     expect(res.status).toBe(500);
     expect(res.json.error.message).toBe("the handler ran past the time limit (100 ms CPU) and was interrupted");
@@ -278,7 +290,8 @@ describe("failures in handlers", () => {
 
   it("keeps the previous routes when a reload fails, and reports the error", async () => {
     const host = await scriptHost(`${PRELUDE} app.get("/v").public().handle(() => "v1");`);
-    await expect(host.loadScript({ entry: "/app.js", files: { "/app.js": `${PRELUDE} app.get("/v").public().handle(() => "v2"); syntax error here` } })).rejects.toThrow("SyntaxError");
+    await expect(host.loadScript({ entry: "/app.js", files: { "/app.js": `${PRELUDE} app.get("/v").public().handle(() => "v2"); syntax error here` } })).rejects
+      .toThrow("SyntaxError");
     expect(host.loadError).toContain("SyntaxError");
     expect((await call(host, "GET", "/v")).text).toBe("v1");
     await host.loadScript({ entry: "/app.js", files: { "/app.js": `${PRELUDE} app.get("/v").public().handle(() => "v3");` } });

@@ -10,7 +10,7 @@
  * and only the handler crosses into a sandbox. A miss is 405 with Allow when another method would
  * match, else 404.
  */
-import { Hono, type Handler } from "hono";
+import { type Handler, Hono } from "hono";
 import { TrieRouter } from "hono/router/trie-router";
 import { chooseRequestId, REQUEST_ID_HEADER } from "#lib/http";
 import type { StaticDirectory } from "#lib/http";
@@ -23,7 +23,7 @@ import { mountsMiddleware } from "./mounts.ts";
 import { compileRoutePlan, routingPath } from "./plan.ts";
 import { errorResponse, internalError, replyResponse } from "./reply.ts";
 import { DEFAULT_SESSION_COOKIE, randomHex, sessionCookies } from "./session.ts";
-import { compileRegistrations, plannedEntry, routeRows, type RouteEntry, type ScriptTable } from "./table.ts";
+import { compileRegistrations, plannedEntry, type RouteEntry, routeRows, type ScriptTable } from "./table.ts";
 import type { RawHandler, RouteHost, RouteHostOptions } from "./types.ts";
 
 export type * from "./types.ts";
@@ -88,7 +88,12 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
   };
   const runtime = options.runtime?.(natives, hostCalls);
   const deps = { auth, sessions, maxBodyBytes, dev, log, renderer: options.renderer, now: options.now ?? (() => new Date()), runtime };
-  const compileDeps = { mountTokens, assetTokens, files: options.files, stages: (plan: Parameters<typeof stagesFor>[0], target: Parameters<typeof stagesFor>[1]) => stagesFor(plan, target, deps) };
+  const compileDeps = {
+    mountTokens,
+    assetTokens,
+    files: options.files,
+    stages: (plan: Parameters<typeof stagesFor>[0], target: Parameters<typeof stagesFor>[1]) => stagesFor(plan, target, deps),
+  };
 
   const hostRoutes: RouteEntry[] = [];
   let script: ScriptTable = { mounts: [], routes: [] };

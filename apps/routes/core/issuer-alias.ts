@@ -20,4 +20,3 @@ export function withoutIssuerAlias(handler: FetchHandler, issuerPath: (env: Serv
     return handler(request, env);
   };
 }
-

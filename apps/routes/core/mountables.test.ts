@@ -26,7 +26,8 @@ describe("require('idp').handler()", () => {
 describe("a planned route whose target is a mountable", () => {
   it("runs the pipeline first, then hands the request on as it came (body, query, stripped prefix)", async () => {
     const seen: string[] = [];
-    const echo = async (req: Request, env: { mountPrefix?: string }) => new Response(`${req.method} ${new URL(req.url).pathname}${new URL(req.url).search} ${await req.text()} (mounted at ${env.mountPrefix})`);
+    const echo = async (req: Request, env: { mountPrefix?: string }) =>
+      new Response(`${req.method} ${new URL(req.url).pathname}${new URL(req.url).search} ${await req.text()} (mounted at ${env.mountPrefix})`);
     const host = await scriptHost(
       `const h = require("httpmod"); const app = h.app();
        app.all("/api/*").auth(h.user().required()).allow("api:use").audit("api").mount(require("echo").handler(), { stripPrefix: true });
@@ -40,12 +41,24 @@ describe("a planned route whose target is a mountable", () => {
         },
       },
     );
-    expect((await call(host, "POST", "/api/things?x=1", { headers: { "x-user": "u", "content-type": "application/json" }, body: '{"a":1}' })).text).toBe('POST /things?x=1 {"a":1} (mounted at /api)');
+    expect((await call(host, "POST", "/api/things?x=1", { headers: { "x-user": "u", "content-type": "application/json" }, body: '{"a":1}' })).text).toBe(
+      'POST /things?x=1 {"a":1} (mounted at /api)',
+    );
     expect((await call(host, "GET", "/api/things")).status).toBe(401);
     expect((await call(host, "GET", "/raw/a/b")).text).toBe("GET /raw/a/b  (mounted at /raw)");
     expect(seen).toEqual(["api allowed", "api completed", "api denied"]);
-    expect(host.routes().find((r) => r.pattern === "/api/*")).toMatchObject({ access: "auth", action: "api:use", audit: "api", source: "script", at: expect.stringMatching(/^\/app\.js:2:\d+$/) });
-    await expect(scriptHost(`const h = require("httpmod"); h.app().get("/x").public().mount(require("echo").handler(), { stripPrefix: true });`, { mountables: { echo: { handler: echo } } })).rejects.toThrow(
+    expect(host.routes().find((r) => r.pattern === "/api/*")).toMatchObject({
+      access: "auth",
+      action: "api:use",
+      audit: "api",
+      source: "script",
+      at: expect.stringMatching(/^\/app\.js:2:\d+$/),
+    });
+    await expect(
+      scriptHost(`const h = require("httpmod"); h.app().get("/x").public().mount(require("echo").handler(), { stripPrefix: true });`, {
+        mountables: { echo: { handler: echo } },
+      }),
+    ).rejects.toThrow(
       "stripPrefix: true }) needs a pattern that ends in /*",
     );
     await host.close();

@@ -25,7 +25,7 @@ export function idpMountable(options: IdpMountOptions = {}): FetchHandler {
   return withoutIssuerAlias(async (request, env) => {
     const prefix = env.mountPrefix ?? "/";
     let app = apps.get(prefix);
-    if (!app) apps.set(prefix, (app = build(prefix)));
+    if (!app) apps.set(prefix, app = build(prefix));
     return (await app)(request, env);
   }, (env) => env.mountPrefix ?? "/");
 }

@@ -37,7 +37,14 @@ export function mountsMiddleware(mounts: MountEntry[], maxBodyBytes: number): Mi
  * bounded by the host's limit like every other route's: past it the host answers 413, whatever
  * the app made of its cut-off body.
  */
-async function forwardToMount(m: Extract<MountEntry, { kind: "mount" }>, request: Request, url: URL, rest: string, maxBodyBytes: number, env: ServeEnv): Promise<Response> {
+async function forwardToMount(
+  m: Extract<MountEntry, { kind: "mount" }>,
+  request: Request,
+  url: URL,
+  rest: string,
+  maxBodyBytes: number,
+  env: ServeEnv,
+): Promise<Response> {
   const target = new URL(url);
   if (m.stripPrefix) target.pathname = rest === "" ? "/" : rest;
   // The method first: on @hono/node-server, touching `body` builds a full Request (costly).
@@ -50,7 +57,17 @@ async function forwardToMount(m: Extract<MountEntry, { kind: "mount" }>, request
     throw err;
   }
   const same = target.href === request.url && (!bounded || bounded.body === request.body);
-  const forwarded = same ? request : new Request(target, { method: request.method, headers: request.headers, body: bounded?.body ?? null, redirect: request.redirect, signal: request.signal, duplex: "half" } as RequestInit);
+  const forwarded = same ? request : new Request(
+    target,
+    {
+      method: request.method,
+      headers: request.headers,
+      body: bounded?.body ?? null,
+      redirect: request.redirect,
+      signal: request.signal,
+      duplex: "half",
+    } as RequestInit,
+  );
   let response: Response | undefined;
   try {
     response = await m.handler(forwarded, env);

@@ -25,7 +25,13 @@ describe("route plans", () => {
 
   it("compiles a plan and names it", () => {
     const plan = compileRoutePlan({ ...auth, resources: [{ type: "doc", idParam: "id", mustExist: true }], csrf: true, audit: "doc.read" });
-    expect(plan).toMatchObject({ method: "GET", name: "GET /docs/:id", csrf: true, audit: "doc.read", resources: [{ type: "doc", idParam: "id", mustExist: true }] });
+    expect(plan).toMatchObject({
+      method: "GET",
+      name: "GET /docs/:id",
+      csrf: true,
+      audit: "doc.read",
+      resources: [{ type: "doc", idParam: "id", mustExist: true }],
+    });
   });
 
   it.each([

@@ -153,7 +153,9 @@ export function normalizePrefix(prefix: unknown, what = "mount prefix"): string 
   const trimmed = prefix.replace(/\/+$/, "");
   if (trimmed === "") return "/";
   for (const segment of trimmed.split("/").slice(1)) {
-    if (!LITERAL.test(segment) || segment === "." || segment === "..") throw new RoutePlanError(`${what} ${prefix}: segment ${JSON.stringify(segment)} is not a plain path segment`);
+    if (!LITERAL.test(segment) || segment === "." || segment === "..") {
+      throw new RoutePlanError(`${what} ${prefix}: segment ${JSON.stringify(segment)} is not a plain path segment`);
+    }
   }
   return routingPath(trimmed);
 }

@@ -4,7 +4,12 @@ import { call, scriptHost } from "../testing.ts";
 
 describe("the default renderer", () => {
   it("renders data as an escaped page: title, tables for lists of objects, lists, definition lists", async () => {
-    const page = await renderValue({ title: "Notes <b>", notes: [{ id: "n1", text: "<script>alert(1)</script>" }, { id: "n2", done: true }], tags: ["a&b", 2], meta: { owner: "alice" } });
+    const page = await renderValue({
+      title: "Notes <b>",
+      notes: [{ id: "n1", text: "<script>alert(1)</script>" }, { id: "n2", done: true }],
+      tags: ["a&b", 2],
+      meta: { owner: "alice" },
+    });
     expect(page).toContain("<title>Notes &lt;b&gt;</title>");
     expect(page).toContain("<h1>Notes &lt;b&gt;</h1>");
     expect(page).toContain("<table><thead><tr><th>id</th><th>text</th><th>done</th></tr></thead>");

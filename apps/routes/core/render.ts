@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /**
  * The renderer the command line and the Worker configure for `res.html(value)` with a value that
  * is not a string (and for a handler that returns one): the data as a plain HTML page, built with

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { maxBodyPieces } from "#lib/http";
-import { boundedBody, multiMap, readBody, RequestBodyError, headerMap, headerMapOfLines } from "./request.ts";
+import { boundedBody, headerMap, headerMapOfLines, multiMap, readBody, RequestBodyError } from "./request.ts";
 
 /** A streamed (chunked) request body made of `pieces`. */
 function streamed(pieces: Uint8Array[], type = "text/plain"): Request {

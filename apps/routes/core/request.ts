@@ -148,7 +148,11 @@ async function multipartBody(bytes: Uint8Array, type: string): Promise<HostValue
  * (at most MAX_JSON_DEPTH levels deep, checked before parsing), URL-encoded and multipart forms;
  * anything else is a string.
  */
-export async function readBody(request: Request, maxBytes: number, received?: AsyncIterable<Uint8Array>): Promise<{ body: HostValue; rawBody: string; bytes?: Uint8Array }> {
+export async function readBody(
+  request: Request,
+  maxBytes: number,
+  received?: AsyncIterable<Uint8Array>,
+): Promise<{ body: HostValue; rawBody: string; bytes?: Uint8Array }> {
   // The method first: on @hono/node-server, touching `body` builds a full Request (costly), which
   // the body as received (ServeEnv.body) avoids.
   if (request.method === "GET" || request.method === "HEAD" || (!received && request.body === null)) return { body: null, rawBody: "" };

@@ -39,7 +39,9 @@ export function isFramingHeader(name: string): boolean {
 export function checkHeader(name: string, value: string): void {
   if (!TOKEN.test(name)) throw new ResponseRuleError(`header name ${JSON.stringify(name)} is not an HTTP token`);
   if (isFramingHeader(name)) throw new ResponseRuleError(`header ${name} frames the message: only the host sets it`);
-  if (UNSAFE_VALUE.test(value)) throw new ResponseRuleError(`header ${name} has a control character (CR, LF, NUL, ...) or a character past U+00FF in its value`);
+  if (UNSAFE_VALUE.test(value)) {
+    throw new ResponseRuleError(`header ${name} has a control character (CR, LF, NUL, ...) or a character past U+00FF in its value`);
+  }
 }
 
 export async function toWebResponse(r: ScriptResponse, method: string, renderer: Renderer | undefined): Promise<Response> {

@@ -8,7 +8,7 @@ import type { StaticDirectory } from "#lib/http";
 import type { FetchHandler } from "#lib/runtime";
 import type { Target } from "../pipeline/handler.ts";
 import type { PipelineEnv } from "../pipeline/state.ts";
-import { staticDirectory, type Registration } from "../script/script-sandbox.ts";
+import { type Registration, staticDirectory } from "../script/script-sandbox.ts";
 import type { MountEntry } from "./mounts.ts";
 import { compileRoutePlan, type RoutePattern, type RoutePlan } from "./plan.ts";
 import type { RouteInfo } from "./types.ts";
@@ -43,7 +43,12 @@ function below(dir: { tree: FileTree; root: string }, rel: string): StaticDirect
   return { tree: dir.tree, root: clean === "" ? dir.root : `${dir.root.replace(/\/+$/, "")}/${clean}` };
 }
 
-export function plannedEntry(plan: RoutePlan & { parsed: RoutePattern }, target: Target, source: "script" | "host", deps: Pick<CompileDeps, "stages">): RouteEntry {
+export function plannedEntry(
+  plan: RoutePlan & { parsed: RoutePattern },
+  target: Target,
+  source: "script" | "host",
+  deps: Pick<CompileDeps, "stages">,
+): RouteEntry {
   const at = target.kind === "host" ? undefined : target.at;
   return { plan, method: plan.method, pattern: plan.parsed, rawPattern: plan.pattern, source, at, handlers: deps.stages(plan, target) };
 }
@@ -70,7 +75,14 @@ export function compileRegistrations(registrations: Registration[], deps: Compil
         break;
       }
       case "mount":
-        mounts.push({ kind: "mount", prefix: r.prefix, handler: mountable(r.mountable, r.at), stripPrefix: r.stripPrefix, excludePrefixes: r.excludePrefixes, at: r.at });
+        mounts.push({
+          kind: "mount",
+          prefix: r.prefix,
+          handler: mountable(r.mountable, r.at),
+          stripPrefix: r.stripPrefix,
+          excludePrefixes: r.excludePrefixes,
+          at: r.at,
+        });
         break;
       case "static":
         if (!deps.files) throw new Error(`${r.at}: app.static is not available on this host`);
@@ -97,7 +109,16 @@ export function routeRows(mounts: MountEntry[], routes: RouteEntry[]): RouteInfo
       continue;
     }
     const p = r.plan;
-    const row: RouteInfo = { kind: "route", method: p.method, pattern: p.pattern, name: p.name, access: p.public ? "public" : p.auth?.required ? "auth" : "auth?", resources: p.resources.map((x) => x.type), csrf: p.csrf, source: r.source };
+    const row: RouteInfo = {
+      kind: "route",
+      method: p.method,
+      pattern: p.pattern,
+      name: p.name,
+      access: p.public ? "public" : p.auth?.required ? "auth" : "auth?",
+      resources: p.resources.map((x) => x.type),
+      csrf: p.csrf,
+      source: r.source,
+    };
     if (p.action !== undefined) row.action = p.action;
     if (p.audit !== undefined) row.audit = p.audit;
     if (r.at) row.at = r.at;

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { Logger } from "#lib/log";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
 import { HostReply, replyResponse } from "../core/reply.ts";
-import { AuthenticationError, type Actor, type AuditEvent, type AuditSink, type AuthServices, type ResourceRef } from "../core/services.ts";
+import { type Actor, type AuditEvent, type AuditSink, AuthenticationError, type AuthServices, type ResourceRef } from "../core/services.ts";
 import { sessionCookies } from "../core/session.ts";
 import type { HostHandler } from "../core/types.ts";
 import { auditStage } from "./audit.ts";
@@ -13,7 +13,7 @@ import { bodyStage } from "./body.ts";
 import { failClosedStage } from "./fail-closed.ts";
 import { handlerStage } from "./handler.ts";
 import { requestStage } from "./request.ts";
-import { stateOf, type PipelineEnv, type Stage, type StageDeps } from "./state.ts";
+import { type PipelineEnv, type Stage, type StageDeps, stateOf } from "./state.ts";
 
 const sessions = sessionCookies({ secret: "audit-test-secret", cookieName: "routes_session", secure: false });
 const AT = "2026-11-25T10:00:00.123Z";
@@ -43,14 +43,12 @@ function collecting(): AuditSink & { events: AuditEvent[] } {
 }
 
 /** Stands in for authenticate + resources: the actor and the resources a request resolved to. */
-const signedIn =
-  (resources: Record<string, ResourceRef | null> = { doc }): Stage =>
-  async (c, next) => {
-    const state = stateOf(c);
-    state.actor = alice;
-    state.resources = resources;
-    await next();
-  };
+const signedIn = (resources: Record<string, ResourceRef | null> = { doc }): Stage => async (c, next) => {
+  const state = stateOf(c);
+  state.actor = alice;
+  state.resources = resources;
+  await next();
+};
 
 interface Options {
   plan?: RoutePlan;
@@ -159,16 +157,30 @@ describe("auditStage", () => {
     expect(sink.events[0]).toMatchObject({ outcome: "denied", reason: "not in group", statusCode: 403, actor: alice, resource: doc });
   });
 
-  it.each([
-    ["bad JSON", { ...write, body: "{" }, 400, "invalid_json"],
-    ["deep JSON", { ...write, body: "[".repeat(65) + "]".repeat(65) }, 400, "json_too_deep"],
-    ["a body over the limit", { ...write, body: "x".repeat(1025) }, 413, "body_too_large"],
-  ] as const)("records %s as denied before anyone is known", async (_what, init, status, reason) => {
+  it.each(
+    [
+      ["bad JSON", { ...write, body: "{" }, 400, "invalid_json"],
+      ["deep JSON", { ...write, body: "[".repeat(65) + "]".repeat(65) }, 400, "json_too_deep"],
+      ["a body over the limit", { ...write, body: "x".repeat(1025) }, 413, "body_too_large"],
+    ] as const,
+  )("records %s as denied before anyone is known", async (_what, init, status, reason) => {
     const sink = collecting();
     const res = await app({ sink, before: [signedIn()] })("/t/t1/docs/d1", init);
     expect(res.status).toBe(status);
     expect(sink.events).toEqual([
-      { event: "doc.write", outcome: "denied", reason, statusCode: status, routeName: "POST /t/:tenant/docs/:id", method: "POST", pattern: "/t/:tenant/docs/:id", action: "docs:write", resources: {}, requestId: "r1", at: AT },
+      {
+        event: "doc.write",
+        outcome: "denied",
+        reason,
+        statusCode: status,
+        routeName: "POST /t/:tenant/docs/:id",
+        method: "POST",
+        pattern: "/t/:tenant/docs/:id",
+        action: "docs:write",
+        resources: {},
+        requestId: "r1",
+        at: AT,
+      },
     ]);
   });
 
@@ -185,7 +197,11 @@ describe("auditStage", () => {
 
     const readPlan = compileRoutePlan({ method: "GET", pattern: "/page", public: false, auth: { required: true }, action: "page:read", audit: "page.read" });
     const redirected = collecting();
-    const page = await app({ plan: readPlan, sink: redirected, before: [authenticateStage(readPlan, { authenticate: () => null, signInUrl: () => "/auth/login?return_to=%2Fpage" })] })("/page", {
+    const page = await app({
+      plan: readPlan,
+      sink: redirected,
+      before: [authenticateStage(readPlan, { authenticate: () => null, signInUrl: () => "/auth/login?return_to=%2Fpage" })],
+    })("/page", {
       headers: { accept: "text/html" },
     });
     expect(page.status).toBe(302);
@@ -200,7 +216,15 @@ describe("auditStage", () => {
   });
 
   it("names no resource when the first one is null, and none at all for a route without resources or action", async () => {
-    const optional = compileRoutePlan({ method: "GET", pattern: "/t/:tenant/docs/:id", public: false, auth: { required: true }, resources: [{ type: "doc", idParam: "id" }], action: "docs:read", audit: "doc.read" });
+    const optional = compileRoutePlan({
+      method: "GET",
+      pattern: "/t/:tenant/docs/:id",
+      public: false,
+      auth: { required: true },
+      resources: [{ type: "doc", idParam: "id" }],
+      action: "docs:read",
+      audit: "doc.read",
+    });
     const sink = collecting();
     await app({ plan: optional, sink, before: [signedIn({ doc: null })] })("/t/t1/docs/d9");
     expect(sink.events[1]).toMatchObject({ outcome: "completed", resources: { doc: null } });

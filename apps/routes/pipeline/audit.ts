@@ -8,7 +8,7 @@
 import type { RoutePlan } from "../core/plan.ts";
 import { HostReply } from "../core/reply.ts";
 import type { AuditEvent, AuditOutcome, AuditSink } from "../core/services.ts";
-import { stateOf, type Stage, type StageDeps } from "./state.ts";
+import { type Stage, type StageDeps, stateOf } from "./state.ts";
 
 export function auditStage(plan: RoutePlan & { audit: string }, sink: AuditSink, deps: Pick<StageDeps, "now" | "log">): Stage {
   return async (c, next) => {
@@ -49,8 +49,7 @@ export function auditStage(plan: RoutePlan & { audit: string }, sink: AuditSink,
       // that failed before anything was decided (its database down), the host's error.
       if (state.deniedWith && !c.error) state.audit("denied", { reason: state.deniedWith, statusCode });
       else if (c.error) state.audit("failed", { statusCode, reason: "host_error" });
-    }
-    else if (c.error || statusCode >= 500) state.audit("failed", { statusCode, reason: "handler_error" });
+    } else if (c.error || statusCode >= 500) state.audit("failed", { statusCode, reason: "handler_error" });
     else state.audit("completed", { statusCode });
     await Promise.all(writes);
   };

@@ -3,18 +3,25 @@ import { Hono } from "hono";
 import { describe, expect, it, vi } from "vitest";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
 import { replyResponse } from "../core/reply.ts";
-import { AuthenticationError, type Actor, type AuditEvent, type Authenticator, type PipelineRequest } from "../core/services.ts";
+import { type Actor, type AuditEvent, AuthenticationError, type Authenticator, type PipelineRequest } from "../core/services.ts";
 import { sessionCookies } from "../core/session.ts";
 import { auditStage } from "./audit.ts";
 import { authenticateStage } from "./authenticate.ts";
 import { bodyStage } from "./body.ts";
 import { requestStage } from "./request.ts";
-import { stateOf, type PipelineEnv, type Stage } from "./state.ts";
+import { type PipelineEnv, type Stage, stateOf } from "./state.ts";
 
 const sessions = sessionCookies({ secret: "authenticate-test-secret", cookieName: "routes_session", secure: false });
 const alice: Actor = { id: "alice", kind: "user", tenantIds: ["t1"] };
 const required = compileRoutePlan({ method: "ALL", pattern: "/notes/:id", public: false, auth: { required: true }, action: "notes:read", audit: "notes.read" });
-const optional = compileRoutePlan({ method: "ALL", pattern: "/notes/:id", public: false, auth: { required: false }, action: "notes:read", audit: "notes.read" });
+const optional = compileRoutePlan({
+  method: "ALL",
+  pattern: "/notes/:id",
+  public: false,
+  auth: { required: false },
+  action: "notes:read",
+  audit: "notes.read",
+});
 const SIGN_IN = "/auth/login?return_to=%2Fnotes%2F1";
 
 /** A bearer-style authenticator: `Bearer good` is alice, any other token invalid, none no actor. */
@@ -128,11 +135,13 @@ describe("authenticateStage", () => {
     expect(events.map((e) => [e.outcome, e.reason, e.statusCode])).toEqual([["denied", "no_credentials", 302]]);
   });
 
-  it.each([
-    ["a form post", { method: "POST", headers: { accept: "text/html" } }],
-    ["a program", { headers: { accept: "application/json" } }],
-    ["a HEAD", { method: "HEAD", headers: { accept: "text/html" } }],
-  ] as const)("answers %s without credentials 401, not a redirect", async (_what, init) => {
+  it.each(
+    [
+      ["a form post", { method: "POST", headers: { accept: "text/html" } }],
+      ["a program", { headers: { accept: "application/json" } }],
+      ["a HEAD", { method: "HEAD", headers: { accept: "text/html" } }],
+    ] as const,
+  )("answers %s without credentials 401, not a redirect", async (_what, init) => {
     const { fetch } = app(required, bearer({ signInUrl: () => SIGN_IN }));
     const res = await fetch(init);
     expect(res.status).toBe(401);

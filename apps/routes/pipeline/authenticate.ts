@@ -6,7 +6,7 @@
 import type { RoutePlan } from "../core/plan.ts";
 import { HostReply } from "../core/reply.ts";
 import { AuthenticationError, type Authenticator } from "../core/services.ts";
-import { pipeOf, stateOf, type Stage } from "./state.ts";
+import { pipeOf, type Stage, stateOf } from "./state.ts";
 
 export function authenticateStage(plan: RoutePlan, authenticator: Authenticator): Stage {
   return async (c, next) => {

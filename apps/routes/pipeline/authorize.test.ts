@@ -9,7 +9,7 @@ import { auditStage } from "./audit.ts";
 import { authorizeStage } from "./authorize.ts";
 import { bodyStage } from "./body.ts";
 import { requestStage } from "./request.ts";
-import { stateOf, type PipelineEnv, type Stage } from "./state.ts";
+import { type PipelineEnv, type Stage, stateOf } from "./state.ts";
 
 const sessions = sessionCookies({ secret: "authorize-test-secret", cookieName: "routes_session", secure: false });
 const alice: Actor = { id: "alice", kind: "user", tenantIds: ["t1"] };
@@ -28,9 +28,18 @@ const withResources = compileRoutePlan({
   action: "docs:write",
   audit: "docs.write",
 });
-const bare = compileRoutePlan({ method: "POST", pattern: "/t/:tenant/docs/:id", public: false, auth: { required: false }, action: "docs:create", audit: "docs.create" });
+const bare = compileRoutePlan({
+  method: "POST",
+  pattern: "/t/:tenant/docs/:id",
+  public: false,
+  auth: { required: false },
+  action: "docs:create",
+  audit: "docs.create",
+});
 
-function authorizer(decide: (input: AuthorizationInput) => AuthorizationDecision | Promise<AuthorizationDecision>): Authorizer & { inputs: AuthorizationInput[] } {
+function authorizer(
+  decide: (input: AuthorizationInput) => AuthorizationDecision | Promise<AuthorizationDecision>,
+): Authorizer & { inputs: AuthorizationInput[] } {
   const inputs: AuthorizationInput[] = [];
   return {
     inputs,
@@ -85,7 +94,10 @@ describe("authorizeStage", () => {
   });
 
   it("answers a denial 403 FORBIDDEN without its reason, which only the audit gets", async () => {
-    const { fetch, events, handled } = app(withResources, authorizer(() => ({ allow: false, reason: "tenant_mismatch" })), { actor: alice, resources: { folder, doc } });
+    const { fetch, events, handled } = app(withResources, authorizer(() => ({ allow: false, reason: "tenant_mismatch" })), {
+      actor: alice,
+      resources: { folder, doc },
+    });
     const res = await fetch();
     expect(res.status).toBe(403);
     const text = await res.text();
@@ -93,7 +105,14 @@ describe("authorizeStage", () => {
     expect(text).not.toContain("tenant_mismatch");
     expect(handled()).toBe(0);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ outcome: "denied", reason: "tenant_mismatch", statusCode: 403, actor: alice, resource: folder, resources: { folder, doc } });
+    expect(events[0]).toMatchObject({
+      outcome: "denied",
+      reason: "tenant_mismatch",
+      statusCode: 403,
+      actor: alice,
+      resource: folder,
+      resources: { folder, doc },
+    });
   });
 
   it("audits a denial without a reason as denied", async () => {

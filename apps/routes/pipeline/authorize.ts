@@ -3,7 +3,7 @@
 import type { RoutePlan } from "../core/plan.ts";
 import { HostReply } from "../core/reply.ts";
 import type { Authorizer } from "../core/services.ts";
-import { stateOf, type Stage } from "./state.ts";
+import { type Stage, stateOf } from "./state.ts";
 
 export function authorizeStage(plan: RoutePlan, authorizer: Authorizer): Stage {
   return async (c, next) => {

@@ -7,7 +7,7 @@ import type { PipelineRequest } from "../core/services.ts";
 import { sessionCookies } from "../core/session.ts";
 import { bodyStage } from "./body.ts";
 import { requestStage } from "./request.ts";
-import { pipeOf, stateOf, type PipelineEnv, type Stage } from "./state.ts";
+import { type PipelineEnv, pipeOf, type Stage, stateOf } from "./state.ts";
 
 const sessions = sessionCookies({ secret: "body-test-secret", cookieName: "routes_session", secure: false });
 const plan = compileRoutePlan({ method: "ALL", pattern: "/t/:tenant/docs/:id", public: true });
@@ -27,11 +27,16 @@ function app() {
   hono.onError((err, c) => replyResponse(err, { dev: false, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
   const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
   on("ALL", plan.parsed.path, requestStage(plan, { sessions }), bodyStage({ maxBodyBytes: LIMIT }), next);
-  const fetch = (path: string, init: RequestInit = {}) => Promise.resolve(hono.fetch(new Request(`http://host.test${path}`, init), { requestId: "r1", clientAddress: "10.0.0.1" }));
+  const fetch = (path: string, init: RequestInit = {}) =>
+    Promise.resolve(hono.fetch(new Request(`http://host.test${path}`, init), { requestId: "r1", clientAddress: "10.0.0.1" }));
   return { fetch, seen };
 }
 
-const post = (body: BodyInit, type: string, headers: Record<string, string> = {}): RequestInit => ({ method: "POST", body, headers: { "content-type": type, ...headers } });
+const post = (body: BodyInit, type: string, headers: Record<string, string> = {}): RequestInit => ({
+  method: "POST",
+  body,
+  headers: { "content-type": type, ...headers },
+});
 const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
 /** JSON arrays nested `depth` levels: `[[...]]`. */
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
@@ -63,13 +68,15 @@ describe("bodyStage", () => {
     expect(new TextDecoder().decode(seen.bytes)).toBe('{"a":[1,2],"b":{"c":null}}');
   });
 
-  it.each([
-    ["a form", "application/x-www-form-urlencoded", "a=1&b=2&a=3", { a: ["1", "3"], b: "2" }],
-    ["a +json type", "application/vnd.api+json; charset=utf-8", '{"data":1}', { data: 1 }],
-    ["text", "text/plain", "just text", "just text"],
-    ["no content type", "", "raw words", "raw words"],
-    ["an empty JSON body", "application/json", "", null],
-  ] as const)("parses %s by its content type", async (_what, type, body, parsed) => {
+  it.each(
+    [
+      ["a form", "application/x-www-form-urlencoded", "a=1&b=2&a=3", { a: ["1", "3"], b: "2" }],
+      ["a +json type", "application/vnd.api+json; charset=utf-8", '{"data":1}', { data: 1 }],
+      ["text", "text/plain", "just text", "just text"],
+      ["no content type", "", "raw words", "raw words"],
+      ["an empty JSON body", "application/json", "", null],
+    ] as const,
+  )("parses %s by its content type", async (_what, type, body, parsed) => {
     const { fetch, seen } = app();
     const res = await fetch("/t/t1/docs/d1", { method: "PUT", body, headers: type ? { "content-type": type } : {} });
     expect(res.status).toBe(200);

@@ -5,7 +5,7 @@
  */
 import { readBody, RequestBodyError, scriptRequest } from "../core/request.ts";
 import { HostReply } from "../core/reply.ts";
-import { stateOf, type Stage, type StageDeps } from "./state.ts";
+import { type Stage, type StageDeps, stateOf } from "./state.ts";
 
 export function bodyStage(deps: Pick<StageDeps, "maxBodyBytes">): Stage {
   return async (c, next) => {
@@ -15,11 +15,20 @@ export function bodyStage(deps: Pick<StageDeps, "maxBodyBytes">): Stage {
     try {
       body = await readBody(request, deps.maxBodyBytes, c.env.body);
     } catch (err) {
-      if (err instanceof RequestBodyError) throw new HostReply(err.status, err.code, err.message, err.status === 413 ? { connection: "close" } : {}, err.code.toLowerCase());
+      if (err instanceof RequestBodyError) {
+        throw new HostReply(err.status, err.code, err.message, err.status === 413 ? { connection: "close" } : {}, err.code.toLowerCase());
+      }
       throw err;
     }
     state.bytes = body.bytes;
-    const script = scriptRequest(request, state.url, { params: state.params, session: state.session, ip: state.ip, cookies: state.cookies, rawHeaders: c.env.rawHeaders, ...body });
+    const script = scriptRequest(request, state.url, {
+      params: state.params,
+      session: state.session,
+      ip: state.ip,
+      cookies: state.cookies,
+      rawHeaders: c.env.rawHeaders,
+      ...body,
+    });
     state.pipe = { request, script, route: state.plan, requestId: state.requestId };
     await next();
   };

@@ -12,13 +12,11 @@ import type { PipelineEnv, Stage, StageDeps } from "./state.ts";
 // Every stage factory, wrapped so a stage it makes can be named: the order stagesFor chose.
 const { named, tag } = vi.hoisted(() => {
   const named = new Map<unknown, string>();
-  const tag =
-    <F extends (...args: never[]) => unknown>(name: string, make: F) =>
-    (...args: Parameters<F>) => {
-      const stage = make(...args);
-      named.set(stage, name);
-      return stage;
-    };
+  const tag = <F extends (...args: never[]) => unknown>(name: string, make: F) => (...args: Parameters<F>) => {
+    const stage = make(...args);
+    named.set(stage, name);
+    return stage;
+  };
   return { named, tag };
 });
 vi.mock("./request.ts", async (original) => {
@@ -120,7 +118,16 @@ describe("stagesFor", () => {
 
   it("composes a full plan in the spec's order, without fail-closed when every service is there", async () => {
     const { auth, asked, audit } = services();
-    expect(namesOf(stagesFor(plan(FULL), target, deps(auth)))).toEqual(["request", "audit", "body", "authenticate", "csrf", "resources", "authorize", "handler"]);
+    expect(namesOf(stagesFor(plan(FULL), target, deps(auth)))).toEqual([
+      "request",
+      "audit",
+      "body",
+      "authenticate",
+      "csrf",
+      "resources",
+      "authorize",
+      "handler",
+    ]);
     const res = await serve(plan(FULL), auth)();
     expect(res.status).toBe(200);
     expect(asked).toEqual(["authenticate", "csrf", "resolve doc", "authorize", "token"]);
@@ -133,12 +140,14 @@ describe("stagesFor", () => {
     expect(namesOf(stagesFor(minimal, target, deps(auth)))).toEqual(["request", "body", "authenticate", "authorize", "handler"]);
   });
 
-  it.each([
-    ["authenticator", ["request", "audit", "body", "fail-closed", "csrf", "resources", "authorize", "handler"]],
-    ["authorizer", ["request", "audit", "body", "fail-closed", "authenticate", "csrf", "resources", "handler"]],
-    ["resources", ["request", "audit", "body", "fail-closed", "authenticate", "csrf", "authorize", "handler"]],
-    ["csrf", ["request", "audit", "body", "fail-closed", "authenticate", "resources", "authorize", "handler"]],
-  ] as const)("adds fail-closed after the body when the %s is missing, and nothing else runs", async (missing, stages) => {
+  it.each(
+    [
+      ["authenticator", ["request", "audit", "body", "fail-closed", "csrf", "resources", "authorize", "handler"]],
+      ["authorizer", ["request", "audit", "body", "fail-closed", "authenticate", "csrf", "resources", "handler"]],
+      ["resources", ["request", "audit", "body", "fail-closed", "authenticate", "csrf", "authorize", "handler"]],
+      ["csrf", ["request", "audit", "body", "fail-closed", "authenticate", "resources", "authorize", "handler"]],
+    ] as const,
+  )("adds fail-closed after the body when the %s is missing, and nothing else runs", async (missing, stages) => {
     const { auth, asked, audit } = services();
     const partial: AuthServices = { ...auth, [missing]: undefined };
     expect(namesOf(stagesFor(plan(FULL), target, deps(partial)))).toEqual(stages);

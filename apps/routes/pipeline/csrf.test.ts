@@ -12,7 +12,15 @@ import { requestStage } from "./request.ts";
 import type { PipelineEnv, Stage } from "./state.ts";
 
 const sessions = sessionCookies({ secret: "csrf-test-secret", cookieName: "routes_session", secure: false });
-const plan = compileRoutePlan({ method: "ALL", pattern: "/notes/:id", public: false, auth: { required: true }, csrf: true, action: "notes:write", audit: "notes.write" });
+const plan = compileRoutePlan({
+  method: "ALL",
+  pattern: "/notes/:id",
+  public: false,
+  auth: { required: true },
+  csrf: true,
+  action: "notes:write",
+  audit: "notes.write",
+});
 
 /** A protector that accepts the header `x-csrf-token: good` or a `_csrf: good` body field. */
 function protector(verify?: CsrfProtector["verify"]): CsrfProtector & { seen: PipelineRequest[] } {

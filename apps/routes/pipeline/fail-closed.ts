@@ -5,7 +5,7 @@
 import type { RoutePlan } from "../core/plan.ts";
 import { HostReply } from "../core/reply.ts";
 import type { AuthServices } from "../core/services.ts";
-import { UNSAFE, type Stage } from "./state.ts";
+import { type Stage, UNSAFE } from "./state.ts";
 
 /** The services `plan` needs that `auth` lacks, for a request with `method`. */
 export function missingServices(plan: RoutePlan, auth: AuthServices, method: string): string[] {
@@ -25,7 +25,15 @@ export const mayMissServices = (plan: RoutePlan, auth: AuthServices) => missingS
 export function failClosedStage(plan: RoutePlan, auth: AuthServices): Stage {
   return async (c, next) => {
     const missing = missingServices(plan, auth, c.req.method);
-    if (missing.length > 0) throw new HostReply(500, "SERVICE_MISSING", `route ${plan.name} needs host services that are not configured: ${missing.join(", ")}`, {}, "service_missing");
+    if (missing.length > 0) {
+      throw new HostReply(
+        500,
+        "SERVICE_MISSING",
+        `route ${plan.name} needs host services that are not configured: ${missing.join(", ")}`,
+        {},
+        "service_missing",
+      );
+    }
     await next();
   };
 }

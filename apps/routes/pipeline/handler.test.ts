@@ -14,7 +14,7 @@ import { auditStage } from "./audit.ts";
 import { bodyStage } from "./body.ts";
 import { handlerStage, type Target } from "./handler.ts";
 import { requestStage } from "./request.ts";
-import { stateOf, type PipelineEnv, type Stage } from "./state.ts";
+import { type PipelineEnv, type Stage, stateOf } from "./state.ts";
 
 const sessions = sessionCookies({ secret: "handler-test-secret", cookieName: "routes_session", secure: false });
 const alice: Actor = { id: "alice", kind: "user", tenantIds: ["t1"] };
@@ -52,7 +52,15 @@ interface Options {
 function app(target: Target, options: Options = {}) {
   const plan = options.plan ?? authed;
   const events: AuditEvent[] = [];
-  const deps = { auth: options.auth ?? {}, sessions, maxBodyBytes: 1024, dev: options.dev ?? false, log: options.log, now: () => new Date(), runtime: options.runtime };
+  const deps = {
+    auth: options.auth ?? {},
+    sessions,
+    maxBodyBytes: 1024,
+    dev: options.dev ?? false,
+    log: options.log,
+    now: () => new Date(),
+    runtime: options.runtime,
+  };
   const hono = new Hono<PipelineEnv>();
   hono.onError((err, c) => replyResponse(err, { dev: deps.dev, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
   const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
@@ -73,7 +81,8 @@ function app(target: Target, options: Options = {}) {
     signedIn,
     handlerStage(plan, target, deps),
   );
-  const fetch = (path: string, init: RequestInit = {}) => Promise.resolve(hono.fetch(new Request(`http://host.test${path}`, init), { requestId: "r1", clientAddress: "10.0.0.1" }));
+  const fetch = (path: string, init: RequestInit = {}) =>
+    Promise.resolve(hono.fetch(new Request(`http://host.test${path}`, init), { requestId: "r1", clientAddress: "10.0.0.1" }));
   return { fetch, events };
 }
 
@@ -256,7 +265,13 @@ describe("handlerStage: a script handler", () => {
     expect(inputs).toHaveLength(1);
     const [handler, input] = inputs[0]!;
     expect(handler).toBe(4);
-    expect(input).toMatchObject({ actor: alice, resources: { doc }, action: "docs:write", routeName: "POST /t/:tenant/docs/:id", csrfToken: expect.stringMatching(/^token-for-[0-9a-f-]{36}$/) });
+    expect(input).toMatchObject({
+      actor: alice,
+      resources: { doc },
+      action: "docs:write",
+      routeName: "POST /t/:tenant/docs/:id",
+      csrfToken: expect.stringMatching(/^token-for-[0-9a-f-]{36}$/),
+    });
     expect(input.request).toMatchObject({ method: "POST", path: "/t/t1/docs/d1", params: { tenant: "t1", id: "d1" }, body: { text: "hi" } });
     expect(events.map((e) => [e.outcome, e.statusCode])).toEqual([
       ["allowed", undefined],
@@ -272,7 +287,13 @@ describe("handlerStage: a script handler", () => {
   });
 
   it("answers a failed handler 500 HANDLER_FAILED, its message only in dev mode, logged with its console, audited as failed", async () => {
-    const failed: DispatchOutcome = { ok: false, failure: "error", message: "TypeError: secret detail", stack: "at handler (app.js:12)", console: [{ level: "warn", text: "about to fail" }] };
+    const failed: DispatchOutcome = {
+      ok: false,
+      failure: "error",
+      message: "TypeError: secret detail",
+      stack: "at handler (app.js:12)",
+      console: [{ level: "warn", text: "about to fail" }],
+    };
     const log = quietLog();
     const { fetch, events } = app(script, { runtime: runtime(failed).rt, log: log as unknown as Logger });
     const res = await fetch("/t/t1/docs/d1", write);

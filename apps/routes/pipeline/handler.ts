@@ -12,7 +12,7 @@ import { errorResponse, HostReply } from "../core/reply.ts";
 import { ResponseRuleError, toWebResponse } from "../core/response.ts";
 import type { HostHandler } from "../core/types.ts";
 import type { ScriptRuntime } from "../script/runtime.ts";
-import { pipeOf, stateOf, type PipelineState, type Stage, type StageDeps } from "./state.ts";
+import { type PipelineState, pipeOf, type Stage, type StageDeps, stateOf } from "./state.ts";
 
 export type Target =
   | { kind: "script"; handler: number; at: string }
@@ -74,8 +74,20 @@ function mountTarget(target: Extract<Target, { kind: "mount" }>): Run {
     const url = new URL(request.url);
     if (target.strip && target.prefix !== "/") url.pathname = rawBelow(url.pathname, target.prefix) || "/";
     const hasBody = state.bytes !== undefined && state.bytes.byteLength > 0;
-    const forwarded = new Request(url, { method: request.method, headers: request.headers, body: hasBody ? (state.bytes as Uint8Array<ArrayBuffer>) : undefined });
-    return { response: await target.handler(forwarded, { requestId: state.requestId, clientAddress: script.ip || undefined, mountPrefix: target.prefix, mountStripped: target.strip }), sessionUsed: false };
+    const forwarded = new Request(url, {
+      method: request.method,
+      headers: request.headers,
+      body: hasBody ? (state.bytes as Uint8Array<ArrayBuffer>) : undefined,
+    });
+    return {
+      response: await target.handler(forwarded, {
+        requestId: state.requestId,
+        clientAddress: script.ip || undefined,
+        mountPrefix: target.prefix,
+        mountStripped: target.strip,
+      }),
+      sessionUsed: false,
+    };
   };
 }
 
@@ -96,7 +108,14 @@ function scriptTarget(target: Extract<Target, { kind: "script" }>, deps: StageDe
     });
     for (const line of outcome.console) log?.info("script console", { request_id: state.requestId, route, level: line.level, text: line.text });
     if (!outcome.ok) {
-      log?.error("handler failed", { request_id: state.requestId, route, failure: outcome.failure, error: outcome.message, stack: outcome.stack, at: target.at });
+      log?.error("handler failed", {
+        request_id: state.requestId,
+        route,
+        failure: outcome.failure,
+        error: outcome.message,
+        stack: outcome.stack,
+        at: target.at,
+      });
       return failed(outcome.message);
     }
     try {

@@ -6,7 +6,7 @@ import { HostReply, replyResponse } from "../core/reply.ts";
 import type { Actor } from "../core/services.ts";
 import { sessionCookies } from "../core/session.ts";
 import { requestStage } from "./request.ts";
-import { stateOf, type HostEnv, type PipelineEnv, type PipelineState, type Stage } from "./state.ts";
+import { type HostEnv, type PipelineEnv, type PipelineState, type Stage, stateOf } from "./state.ts";
 
 const sessions = sessionCookies({ secret: "request-test-secret", cookieName: "routes_session", secure: false });
 const plan = compileRoutePlan({ method: "GET", pattern: "/t/:tenant/docs/:id", public: true });
@@ -19,7 +19,8 @@ function app(last: Stage) {
   hono.onError((err, c) => replyResponse(err, { dev: false, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
   const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
   on("ALL", plan.parsed.path, requestStage(plan, { sessions }), last);
-  return (path: string, init: RequestInit = {}, env: Partial<HostEnv> = {}) => Promise.resolve(hono.fetch(new Request(`http://host.test${path}`, init), { requestId: "r1", ...env }));
+  return (path: string, init: RequestInit = {}, env: Partial<HostEnv> = {}) =>
+    Promise.resolve(hono.fetch(new Request(`http://host.test${path}`, init), { requestId: "r1", ...env }));
 }
 
 /** A handler that uses the session (as one reading `request.session` does) and shows it. */

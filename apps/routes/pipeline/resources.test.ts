@@ -3,13 +3,13 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
 import { replyResponse } from "../core/reply.ts";
-import { ResourceNotFoundError, type Actor, type AuditEvent, type ResourceQuery, type ResourceRef, type ResourceResolver } from "../core/services.ts";
+import { type Actor, type AuditEvent, ResourceNotFoundError, type ResourceQuery, type ResourceRef, type ResourceResolver } from "../core/services.ts";
 import { sessionCookies } from "../core/session.ts";
 import { auditStage } from "./audit.ts";
 import { bodyStage } from "./body.ts";
 import { requestStage } from "./request.ts";
 import { resourcesStage } from "./resources.ts";
-import { stateOf, type PipelineEnv, type Stage } from "./state.ts";
+import { type PipelineEnv, type Stage, stateOf } from "./state.ts";
 
 const sessions = sessionCookies({ secret: "resources-test-secret", cookieName: "routes_session", secure: false });
 const alice: Actor = { id: "alice", kind: "user", tenantIds: ["t1"] };
@@ -105,11 +105,13 @@ describe("resourcesStage", () => {
     expect(resolve.queries[0]!.id).toBe("f 1");
   });
 
-  it.each([
-    ["returns null", "null"],
-    ["returns nothing", "undefined"],
-    ["throws ResourceNotFoundError", "not-found"],
-  ] as const)("answers 404 NOT_FOUND when a .mustExist() resolver %s, and the handler never runs", async (_what, answer) => {
+  it.each(
+    [
+      ["returns null", "null"],
+      ["returns nothing", "undefined"],
+      ["throws ResourceNotFoundError", "not-found"],
+    ] as const,
+  )("answers 404 NOT_FOUND when a .mustExist() resolver %s, and the handler never runs", async (_what, answer) => {
     const { fetch, events, handled } = app(planWith(true), resolver({ doc: answer }));
     const res = await fetch();
     expect(res.status).toBe(404);
@@ -117,14 +119,23 @@ describe("resourcesStage", () => {
     expect(handled()).toBe(0);
     // Denied with what was resolved before it: the folder, and the doc as null.
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ outcome: "denied", reason: "resource_not_found", statusCode: 404, actor: alice, resource: ref("folder", "f1"), resources: { folder: ref("folder", "f1"), doc: null } });
+    expect(events[0]).toMatchObject({
+      outcome: "denied",
+      reason: "resource_not_found",
+      statusCode: 404,
+      actor: alice,
+      resource: ref("folder", "f1"),
+      resources: { folder: ref("folder", "f1"), doc: null },
+    });
   });
 
-  it.each([
-    ["returns null", "null"],
-    ["returns nothing", "undefined"],
-    ["throws ResourceNotFoundError", "not-found"],
-  ] as const)("hands the handler a null resource when a resolver without .mustExist() %s", async (_what, answer) => {
+  it.each(
+    [
+      ["returns null", "null"],
+      ["returns nothing", "undefined"],
+      ["throws ResourceNotFoundError", "not-found"],
+    ] as const,
+  )("hands the handler a null resource when a resolver without .mustExist() %s", async (_what, answer) => {
     const { fetch, handled } = app(planWith(false), resolver({ folder: answer, doc: answer }));
     const res = await fetch();
     expect(res.status).toBe(200);

@@ -6,7 +6,7 @@
 import type { RoutePlan } from "../core/plan.ts";
 import { HostReply } from "../core/reply.ts";
 import { ResourceNotFoundError, type ResourceRef, type ResourceResolver } from "../core/services.ts";
-import { stateOf, type Stage } from "./state.ts";
+import { type Stage, stateOf } from "./state.ts";
 
 export function resourcesStage(plan: RoutePlan, resolver: ResourceResolver): Stage {
   return async (c, next) => {
@@ -14,14 +14,13 @@ export function resourcesStage(plan: RoutePlan, resolver: ResourceResolver): Sta
     for (const spec of plan.resources) {
       let ref: ResourceRef | null = null;
       try {
-        ref =
-          (await resolver.resolve({
-            type: spec.type,
-            id: spec.idParam ? state.params[spec.idParam] : undefined,
-            tenantId: spec.tenantParam ? state.params[spec.tenantParam] : undefined,
-            actor: state.actor,
-            route: plan,
-          })) ?? null;
+        ref = (await resolver.resolve({
+          type: spec.type,
+          id: spec.idParam ? state.params[spec.idParam] : undefined,
+          tenantId: spec.tenantParam ? state.params[spec.tenantParam] : undefined,
+          actor: state.actor,
+          route: plan,
+        })) ?? null;
       } catch (err) {
         if (!(err instanceof ResourceNotFoundError)) throw err;
       }

@@ -5,9 +5,13 @@
 export const HTTPMOD_SOURCE = `"use strict";
 const host = require("httpmod:host"), key = host.claim();
 const freeze = Object.freeze, made = new WeakSet(), handlers = [];
-const ErrorC = Error, TypeErrorC = TypeError, isArray = Array.isArray, stringify = JSON.stringify;
+const ErrorC = Error, TypeErrorC = TypeError, stringify = JSON.stringify;
 const own = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
-function brand(o) { freeze(o); made.add(o); return o; }
+function brand(o) {
+freeze(o);
+made.add(o);
+return o;
+}
 function where() {
 const lines = String(new ErrorC().stack || "").split("\\n");
 for (const line of lines) {
@@ -17,8 +21,11 @@ if (m && (m[1]).indexOf("/.host/httpmod.js") !== 0) return (m[1]);
 return "<unknown>";
 }
 function toHost(fn, data, at) {
-try { return fn(key, data); }
-catch (e) { throw new ErrorC(String(e && (e).message || e) + " (at " + at + ")"); }
+try {
+return fn(key, data);
+} catch (e) {
+throw new ErrorC(String(e && (e).message || e) + " (at " + at + ")");
+}
 }
 function userSpec(required) {
 const spec = required ? {} : { required: () => userSpec(true) };
@@ -28,9 +35,15 @@ return brand(spec);
 const user = () => userSpec(false);
 function resourceSpec(data) {
 const spec = {
-idFromParam(name) { return resourceSpec({ ...data, idParam: String(name) }); },
-tenantFromParam(name) { return resourceSpec({ ...data, tenantParam: String(name) }); },
-mustExist() { return resourceSpec({ ...data, mustExist: true }); },
+idFromParam(name) {
+return resourceSpec({ ...data, idParam: String(name) });
+},
+tenantFromParam(name) {
+return resourceSpec({ ...data, tenantParam: String(name) });
+},
+mustExist() {
+return resourceSpec({ ...data, mustExist: true });
+},
 };
 Object.defineProperty(spec, "__spec", { value: freeze({ ...data, kind: "resource" }) });
 return brand(spec);
@@ -52,35 +65,56 @@ const call = "app." + method.toLowerCase() + "(" + stringify(pattern) + ")";
 return new Proxy(stage, {
 get(target, name, receiver) {
 if (name === "handle" && !own(target, name)) {
-throw new TypeErrorC(call + ".handle is not a function before the route's plan is declared: use " + call + SHOW + " or " + call + ".auth(httpmod.user().required()).allow(action).handle(...)");
+throw new TypeErrorC(
+call + ".handle is not a function before the route's plan is declared: use " + call + SHOW + " or " + call +
+".auth(httpmod.user().required()).allow(action).handle(...)",
+);
 }
 return Reflect.get(target, name, receiver);
 },
 });
 }
 function started(plan) {
-return unready(brand({
-public() { return ready({ ...plan, public: true }); },
-auth(spec) { return policy({ ...plan, public: false, auth: { required: !!specOf(spec, "user", ".auth(userSpec)").required } }); },
-}), plan.method, plan.pattern);
+return unready(
+brand({
+public() {
+return ready({ ...plan, public: true });
+},
+auth(spec) {
+return policy({ ...plan, public: false, auth: { required: !!specOf(spec, "user", ".auth(userSpec)").required } });
+},
+}),
+plan.method,
+plan.pattern,
+);
 }
 function policy(plan) {
-return unready(brand({
+return unready(
+brand({
 resource(spec) {
 if (plan.action !== undefined) throw new TypeErrorC(".resource(...) must come before .allow(action)");
 return policy({ ...plan, resources: [...plan.resources, specOf(spec, "resource", ".resource(resourceSpec)")] });
 },
-csrf() { return policy({ ...plan, csrf: true }); },
-audit(event) { return policy({ ...plan, audit: String(event) }); },
+csrf() {
+return policy({ ...plan, csrf: true });
+},
+audit(event) {
+return policy({ ...plan, audit: String(event) });
+},
 allow(action) {
 if (typeof action !== "string" || action === "") throw new TypeErrorC(".allow(action): action must be a non-empty string");
 return ready({ ...plan, action });
 },
-}), plan.method, plan.pattern);
+}),
+plan.method,
+plan.pattern,
+);
 }
 function ready(plan) {
 return brand({
-audit(event) { return ready({ ...plan, audit: String(event) }); },
+audit(event) {
+return ready({ ...plan, audit: String(event) });
+},
 handle(handler) {
 if (typeof handler !== "function") throw new TypeErrorC(".handle(handler): handler must be a function");
 const at = where();
@@ -98,9 +132,12 @@ return undefined;
 });
 }
 function verb(method) {
-return function (pattern, handler) {
+return function (pattern, _handler) {
 if (arguments.length > 1) {
-throw new TypeErrorC("app." + method.toLowerCase() + "(pattern, handler) was removed: declare the route's plan, e.g. app." + method.toLowerCase() + "(" + stringify(String(pattern)) + ")" + SHOW + " or .auth(httpmod.user().required()).allow(action).handle(...)");
+throw new TypeErrorC(
+"app." + method.toLowerCase() + "(pattern, handler) was removed: declare the route's plan, e.g. app." + method.toLowerCase() + "(" +
+stringify(String(pattern)) + ")" + SHOW + " or .auth(httpmod.user().required()).allow(action).handle(...)",
+);
 }
 return routeBuilder(method, pattern);
 };
@@ -117,18 +154,41 @@ return { stripPrefix: options.stripPrefix, excludePrefixes: options.excludePrefi
 }
 function app() {
 const a = {
-get: verb("GET"), post: verb("POST"), put: verb("PUT"), patch: verb("PATCH"), delete: verb("DELETE"), all: verb("ALL"),
-route(method, pattern) { return routeBuilder(method, pattern); },
-mount(prefix, mountable, options) { const at = where(); toHost(host.mount, { prefix, mountable, ...mountOptions(options, at), at }, at); return a; },
-mountHandler(prefix, mountable, options) { const at = where(); toHost(host.mount, { prefix, mountable, ...mountOptions(options, at), at }, at); return a; },
-static(prefix, directory) { const at = where(); toHost(host.static, { prefix, directory, at }, at); return a; },
-staticFromAssetsModule(prefix, assets, root) { const at = where(); toHost(host.staticAssets, { prefix, assets, root: root === undefined ? "" : root, at }, at); return a; },
+get: verb("GET"),
+post: verb("POST"),
+put: verb("PUT"),
+patch: verb("PATCH"),
+delete: verb("DELETE"),
+all: verb("ALL"),
+route(method, pattern) {
+return routeBuilder(method, pattern);
+},
+mount(prefix, mountable, options) {
+const at = where();
+toHost(host.mount, { prefix, mountable, ...mountOptions(options, at), at }, at);
+return a;
+},
+mountHandler(prefix, mountable, options) {
+const at = where();
+toHost(host.mount, { prefix, mountable, ...mountOptions(options, at), at }, at);
+return a;
+},
+static(prefix, directory) {
+const at = where();
+toHost(host.static, { prefix, directory, at }, at);
+return a;
+},
+staticFromAssetsModule(prefix, assets, root) {
+const at = where();
+toHost(host.staticAssets, { prefix, assets, root: root === undefined ? "" : root, at }, at);
+return a;
+},
 };
 return freeze(a);
 }
 const STATE = Symbol("state");
 const parse = JSON.parse, defineProperty = Object.defineProperty;
-const TYPES = ["","text/plain; charset=utf-8","text/html; charset=utf-8","application/json"].concat("application/octet-stream");
+const TYPES = ["", "text/plain; charset=utf-8", "text/html; charset=utf-8", "application/json"].concat("application/octet-stream");
 const T_NONE = 0, T_TEXT = 1, T_HTML = 2, T_JSON = 3, T_BYTES = 4;
 const COMPACT = ["\\x01", "\\x02", "\\x03", "\\x04", "\\x05", "\\x06", "\\x07", "\\x08"];
 function textType(text) {
@@ -137,8 +197,14 @@ if (c > 32 && c < 127) return c === 60 ? T_HTML : T_TEXT;
 return /^\\s*</.test(text) ? T_HTML : T_TEXT;
 }
 class Res {
-constructor() { this[STATE] = { status: 200, headers: null, type: T_NONE, body: null, sent: false, bytes: false, render: undefined }; freeze(this); }
-status(code) { open(this).status = code; return this; }
+constructor() {
+this[STATE] = { status: 200, headers: null, type: T_NONE, body: null, sent: false, bytes: false, render: undefined };
+freeze(this);
+}
+status(code) {
+open(this).status = code;
+return this;
+}
 set(name, value) {
 const s = open(this), n = String(name);
 if (s.headers === null) s.headers = [];
@@ -146,8 +212,12 @@ else if (n.toLowerCase() === "content-type") s.headers = s.headers.filter((h) =>
 s.headers.push([n, String(value)]);
 return this;
 }
-type(contentType) { return this.set("content-type", contentType); }
-json(value) { finish(this, value === undefined ? "null" : stringify(value), T_JSON); }
+type(contentType) {
+return this.set("content-type", contentType);
+}
+json(value) {
+finish(this, value === undefined ? "null" : stringify(value), T_JSON);
+}
 send(value) {
 if (value instanceof Uint8Array || value instanceof ArrayBuffer) {
 host.bytes(key, value instanceof ArrayBuffer ? new Uint8Array(value) : value);
@@ -170,7 +240,10 @@ const status = b === undefined ? 302 : a, url = b === undefined ? a : b;
 this.status(status).set("location", String(url));
 finish(this, "", T_NONE);
 }
-end() { const s = this[STATE]; finish(this, s.body === null ? "" : s.body, T_NONE); }
+end() {
+const s = this[STATE];
+finish(this, s.body === null ? "" : s.body, T_NONE);
+}
 }
 freeze(Res.prototype);
 function open(res) {
@@ -191,11 +264,19 @@ s.sent = true;
 }
 class PlannedContext {
 constructor(input) {
-this.request = input.request; this.actor = input.actor; this.body = input.request.body; this.params = input.request.params;
-this.resources = input.resources || {}; this.action = input.action; this.routeName = input.routeName; this.csrfToken = input.csrfToken;
+this.request = input.request;
+this.actor = input.actor;
+this.body = input.request.body;
+this.params = input.request.params;
+this.resources = input.resources || {};
+this.action = input.action;
+this.routeName = input.routeName;
+this.csrfToken = input.csrfToken;
 freeze(this);
 }
-resource(name) { return own(this.resources, name) ? this.resources[name] : null; }
+resource(name) {
+return own(this.resources, name) ? this.resources[name] : null;
+}
 }
 freeze(PlannedContext.prototype);
 function complete(res, value, sessionUsed) {
@@ -219,7 +300,13 @@ const input = parse(text);
 const request = input.request, res = new Res();
 const session = request.session;
 let used = false;
-defineProperty(request, "session", { get() { used = true; return session; }, enumerable: true });
+defineProperty(request, "session", {
+get() {
+used = true;
+return session;
+},
+enumerable: true,
+});
 const out = handler(new PlannedContext(input), res);
 if (out !== null && typeof out === "object" && typeof out.then === "function") return out.then((v) => complete(res, v, used));
 return complete(res, out, used);

@@ -86,7 +86,9 @@ describe("httpmod in the sandbox", () => {
         `app.get("/error").public().handle(() => error);`,
       ].join("\n"),
     );
-    expect((await call(host, "GET", "/error")).text).toMatch(/^GET \/docs\/:docId: resource "doc" reads the path parameter :id, which the pattern does not have \(at \/app\.js:3:\d+\)$/);
+    expect((await call(host, "GET", "/error")).text).toMatch(
+      /^GET \/docs\/:docId: resource "doc" reads the path parameter :id, which the pattern does not have \(at \/app\.js:3:\d+\)$/,
+    );
     expect(host.routes().map((r) => r.pattern)).toEqual(["/error"]);
     expect((await call(host, "GET", "/docs/1")).status).toBe(404);
   });
@@ -149,24 +151,51 @@ describe("httpmod in the sandbox", () => {
       },
       { mountables: {}, assets: {}, staticFiles: false, services: {} },
     );
-    const input = JSON.stringify({ request: { method: "GET", url: "http://h/a", path: "/a", query: {}, params: {}, headers: {}, cookies: {}, session: { id: "s" }, ip: "", body: null, rawBody: "" }, actor: null, resources: {}, routeName: "GET /a" });
+    const input = JSON.stringify({
+      request: {
+        method: "GET",
+        url: "http://h/a",
+        path: "/a",
+        query: {},
+        params: {},
+        headers: {},
+        cookies: {},
+        session: { id: "s" },
+        ip: "",
+        body: null,
+        rawBody: "",
+      },
+      actor: null,
+      resources: {},
+      routeName: "GET /a",
+    });
     for (const handler of [0, 1]) {
       const text = await sandbox.dispatchText(handler, input);
       const outcome = await sandbox.dispatch(handler, input);
       expect(typeof text === "string" && isAnswerText(text)).toBe(true);
       expect(outcome.ok && { ok: true, response: answerResponse(text as string), console: [] }).toEqual(outcome);
     }
-    expect(answerResponse((await sandbox.dispatchText(1, input)) as string)).toEqual({ status: 200, headers: [["content-type", "application/json"]], body: '{"session":{"id":"s"}}', sessionUsed: true });
+    expect(answerResponse((await sandbox.dispatchText(1, input)) as string)).toEqual({
+      status: 200,
+      headers: [["content-type", "application/json"]],
+      body: '{"session":{"id":"s"}}',
+      sessionUsed: true,
+    });
     expect(await sandbox.dispatchText(2, input)).toEqual(await sandbox.dispatch(2, input));
     expect(await sandbox.dispatchText(2, input)).toMatchObject({ ok: true, console: [{ level: "log", text: "said" }] });
-    expect(await sandbox.dispatchText(3, input)).toEqual({ ok: true, response: { status: 201, headers: [["content-type", "text/plain; charset=utf-8"]], body: "made" }, console: [] });
+    expect(await sandbox.dispatchText(3, input)).toEqual({
+      ok: true,
+      response: { status: 201, headers: [["content-type", "text/plain; charset=utf-8"]], body: "made" },
+      console: [],
+    });
     expect(isAnswerText('{"status":201}')).toBe(false);
     sandbox.dispose();
   });
 
   it("cannot reach the host's files, network, environment or other modules", async () => {
     expect(
-      await lines(`
+      await lines(
+        `
         attempt(() => typeof fetch + typeof process + typeof Deno + typeof XMLHttpRequest + typeof WebSocket);
         attempt(() => require("fs"));
         attempt(() => require("httpmod:host").route({ method: "GET", pattern: "/forged", public: true }));

@@ -38,9 +38,13 @@ async function walkFiles(tree: FileTree, dir: string, wanted: (path: string) => 
         continue;
       }
       if (!wanted(path)) continue;
-      if (++count > BUNDLE_LIMITS.files) throw new ScriptReadError(`more than ${BUNDLE_LIMITS.files} files under ${dir}: put the script in a directory of its own`);
+      if (++count > BUNDLE_LIMITS.files) {
+        throw new ScriptReadError(`more than ${BUNDLE_LIMITS.files} files under ${dir}: put the script in a directory of its own`);
+      }
       bytes += await take(path);
-      if (bytes > BUNDLE_LIMITS.bytes) throw new ScriptReadError(`the files under ${dir} are larger than ${BUNDLE_LIMITS.bytes} bytes: put the script in a directory of its own`);
+      if (bytes > BUNDLE_LIMITS.bytes) {
+        throw new ScriptReadError(`the files under ${dir} are larger than ${BUNDLE_LIMITS.bytes} bytes: put the script in a directory of its own`);
+      }
     }
   }
   await walk("");

@@ -23,9 +23,12 @@ describe("the thread runtime", () => {
 
   it("on Deno: the same, with Web Workers", async () => {
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile("node_modules/deno/deno", ["run", "-A", "apps/routes/script/testdata/deno-responsiveness.ts"], { cwd: ROOT, timeout: 60_000 }, (err, out, errOut) =>
-        err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out),
-      ),
+      execFile(
+        "node_modules/deno/deno",
+        ["run", "-A", "apps/routes/script/testdata/deno-responsiveness.ts"],
+        { cwd: ROOT, timeout: 60_000 },
+        (err, out, errOut) => err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out),
+      )
     );
     expectResponsive(JSON.parse(stdout.trim().split("\n").at(-1)!));
   });

@@ -15,8 +15,27 @@ import { ThreadCallError } from "#lib/sandbox-host";
 import { createRequestThreads, type RequestThread } from "#lib/sandbox-host";
 import type { SpawnThread } from "#lib/sandbox-host";
 import type { SandboxEngine } from "#lib/sandbox";
-import { dispatchCall, outcomeOf, scriptSide, type FromScriptThread, type ScriptCall, type ScriptCallResult, type ScriptHostQuestion, type ScriptThreadInit, type ToScriptThread } from "./script-side.ts";
-import { ScriptLoadError, type DispatchInput, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptLimits, type ScriptNatives } from "./script-sandbox.ts";
+import {
+  dispatchCall,
+  type FromScriptThread,
+  outcomeOf,
+  type ScriptCall,
+  type ScriptCallResult,
+  type ScriptHostQuestion,
+  scriptSide,
+  type ScriptThreadInit,
+  type ToScriptThread,
+} from "./script-side.ts";
+import {
+  type DispatchInput,
+  type DispatchOutcome,
+  type Registration,
+  type ScriptBundle,
+  type ScriptHostCalls,
+  type ScriptLimits,
+  ScriptLoadError,
+  type ScriptNatives,
+} from "./script-sandbox.ts";
 
 export type { ScriptHostQuestion } from "./script-side.ts";
 

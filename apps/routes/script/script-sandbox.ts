@@ -5,7 +5,7 @@
  * (Node, Deno) use it alike. Everything that crosses is plain data.
  */
 import { CodedError } from "#lib/errors";
-import { createSandbox, SandboxBrokenError, type HostValue, type NativeModule, type SandboxEngine, type SourceResolver } from "#lib/sandbox";
+import { createSandbox, type HostValue, type NativeModule, SandboxBrokenError, type SandboxEngine, type SourceResolver } from "#lib/sandbox";
 import { resolveRelativePath } from "#lib/files";
 import { compileRoutePlan, normalizePrefix } from "../core/plan.ts";
 import { COMPACT_TYPES, DISPATCH_GLOBAL, HOST_MODULE, HTTPMOD_FILE, HTTPMOD_SOURCE } from "./httpmod-source.ts";
@@ -126,7 +126,9 @@ const asString = (v: HostValue, what: string): string => {
 
 /** A mountable or assets value made by the host's modules: its token, or a TypeError. */
 function token(value: HostValue, field: "$mountable" | "$assets", known: Set<string>, call: string): string {
-  const t = value !== null && typeof value === "object" && !Array.isArray(value) && !(value instanceof Uint8Array) ? (value as Record<string, HostValue>)[field] : undefined;
+  const t = value !== null && typeof value === "object" && !Array.isArray(value) && !(value instanceof Uint8Array)
+    ? (value as Record<string, HostValue>)[field]
+    : undefined;
   if (typeof t !== "string" || !known.has(t)) {
     throw new TypeError(`${call} accepts only ${field === "$mountable" ? "a mountable made by a host module" : "an assets module the host installed"}`);
   }
@@ -169,8 +171,20 @@ export function answerResponse(text: string): ScriptResponse {
  * COMPACT_TYPES) or JSON made by QuickJS from its own state. */
 function responseFrom(text: string, bytes: Uint8Array | undefined): ScriptResponse {
   if (isAnswerText(text)) return answerResponse(text);
-  const d = JSON.parse(text) as { status: number; headers: [string, string][]; body: string | null; bytes: boolean; render?: HostValue; hasRender: boolean; sessionUsed: boolean };
-  const response: ScriptResponse = { status: d.status, headers: d.headers.map(([n, v]) => [String(n), String(v)]), body: typeof d.body === "string" ? d.body : null };
+  const d = JSON.parse(text) as {
+    status: number;
+    headers: [string, string][];
+    body: string | null;
+    bytes: boolean;
+    render?: HostValue;
+    hasRender: boolean;
+    sessionUsed: boolean;
+  };
+  const response: ScriptResponse = {
+    status: d.status,
+    headers: d.headers.map(([n, v]) => [String(n), String(v)]),
+    body: typeof d.body === "string" ? d.body : null,
+  };
   if (d.bytes && bytes) response.bytes = bytes;
   if (d.hasRender) response.render = { value: d.render ?? null };
   if (d.sessionUsed) response.sessionUsed = true;
@@ -234,8 +248,16 @@ export async function loadScriptSandbox(
           registrations.push({ kind: "route", plan: plan as Record<string, HostValue>, handler: handler as number, at: String(at) });
           return;
         }
-        if (stripPrefix && !compiled.parsed.path.endsWith("/*")) throw new TypeError(".mount(mountable, { stripPrefix: true }) needs a pattern that ends in /*");
-        registrations.push({ kind: "guardedMount", plan: plan as Record<string, HostValue>, mountable: token(mountable, "$mountable", mountTokens, ".mount(mountable)"), stripPrefix: stripPrefix === true, at: String(at) });
+        if (stripPrefix && !compiled.parsed.path.endsWith("/*")) {
+          throw new TypeError(".mount(mountable, { stripPrefix: true }) needs a pattern that ends in /*");
+        }
+        registrations.push({
+          kind: "guardedMount",
+          plan: plan as Record<string, HostValue>,
+          mountable: token(mountable, "$mountable", mountTokens, ".mount(mountable)"),
+          stripPrefix: stripPrefix === true,
+          at: String(at),
+        });
       },
       mount(k, data) {
         owner(k);
@@ -267,7 +289,10 @@ export async function loadScriptSandbox(
           kind: "assets",
           prefix: normalizePrefix(d.prefix, "static prefix"),
           assets: token(d.assets, "$assets", assetTokens, "app.staticFromAssetsModule(prefix, assetsModule, root)"),
-          root: staticDirectory(asString(d.root, "app.staticFromAssetsModule(prefix, assetsModule, root): root"), "app.staticFromAssetsModule(prefix, assetsModule, root)"),
+          root: staticDirectory(
+            asString(d.root, "app.staticFromAssetsModule(prefix, assetsModule, root): root"),
+            "app.staticFromAssetsModule(prefix, assetsModule, root)",
+          ),
           at: String(d.at),
         });
       },
@@ -311,13 +336,21 @@ export async function loadScriptSandbox(
   loading = false;
   if (loaded.status !== "ok") {
     sandbox.dispose();
-    const why = loaded.error ? loaded.error.stack || `${loaded.error.name}: ${loaded.error.message}` : `${loaded.status}${loaded.limit ? ` (${loaded.limit})` : ""}`;
+    const why = loaded.error
+      ? loaded.error.stack || `${loaded.error.name}: ${loaded.error.message}`
+      : `${loaded.status}${loaded.limit ? ` (${loaded.limit})` : ""}`;
     throw new ScriptLoadError(`${bundle.entry} failed to load: ${why}`);
   }
   let broken = false;
 
   const callOptions = { sources, onEvent };
-  const fail = (failure: "error" | "timeout" | "memory" | "broken", message: string, stack?: string): DispatchOutcome => ({ ok: false, failure, message, stack, console: [...consoleLines] });
+  const fail = (failure: "error" | "timeout" | "memory" | "broken", message: string, stack?: string): DispatchOutcome => ({
+    ok: false,
+    failure,
+    message,
+    stack,
+    console: [...consoleLines],
+  });
 
   async function run(handler: number, inputJson: string, asText: boolean): Promise<DispatchOutcome | string> {
     bytes = undefined;
@@ -343,7 +376,12 @@ export async function loadScriptSandbox(
       broken = true; // retained garbage may keep it near the limit: start afresh
       return fail("memory", `the handler ran out of memory (limit ${limits.memMb} MiB)`);
     }
-    if (r.status === "timeout") return fail("timeout", `the handler ran past the time limit (${r.limit === "wall_ms" ? `${limits.wallMs} ms wall` : `${limits.cpuMs} ms CPU`}) and was interrupted`);
+    if (r.status === "timeout") {
+      return fail(
+        "timeout",
+        `the handler ran past the time limit (${r.limit === "wall_ms" ? `${limits.wallMs} ms wall` : `${limits.cpuMs} ms CPU`}) and was interrupted`,
+      );
+    }
     if (r.status === "limit_exceeded") return fail("error", `the handler exceeded ${r.limit}`);
     return fail("error", r.error ? `${r.error.name}: ${r.error.message}` : "the handler failed", r.error?.stack);
   }
@@ -358,4 +396,3 @@ export async function loadScriptSandbox(
     dispose: () => sandbox.dispose(),
   };
 }
-

@@ -77,7 +77,13 @@ describe("the store's script services", () => {
   it("do the same from handlers on threads (the thread asks the host)", async () => {
     const host = createRouteHost({
       ...options(store),
-      runtime: (natives, hostCalls) => threadScriptRuntime(nodeThreadSpawner(new URL("../node-thread.ts", import.meta.url)), { natives, hostCalls, limits: DEFAULT_SCRIPT_LIMITS, threads: 1 }),
+      runtime: (natives, hostCalls) =>
+        threadScriptRuntime(nodeThreadSpawner(new URL("../node-thread.ts", import.meta.url)), {
+          natives,
+          hostCalls,
+          limits: DEFAULT_SCRIPT_LIMITS,
+          threads: 1,
+        }),
     });
     await host.loadScript({ entry: "/app.js", files: { "/app.js": SCRIPT } });
     await exercise(host);
@@ -112,6 +118,8 @@ describe("the store's script services", () => {
   });
 
   it("cannot be called while the script loads", async () => {
-    await expect(scriptHost(`require("resources").list("note");`, options(store))).rejects.toThrow('require("resources").list() is only possible from a handler');
+    await expect(scriptHost(`require("resources").list("note");`, options(store))).rejects.toThrow(
+      'require("resources").list() is only possible from a handler',
+    );
   });
 });

@@ -30,7 +30,8 @@ import { deleteResource, getResource, listResources, putResource, queryAudit } f
 export const RESOURCES_MODULE = "resources";
 export const AUDIT_MODULE = "audit";
 
-const name = (what: string) => v.pipe(v.string(`${what} must be a string`), v.minLength(1, `${what} must not be empty`), v.maxLength(200, `${what} is longer than 200 characters`));
+const name = (what: string) =>
+  v.pipe(v.string(`${what} must be a string`), v.minLength(1, `${what} must not be empty`), v.maxLength(200, `${what} is longer than 200 characters`));
 
 const PutInput = v.strictObject(
   {
@@ -50,7 +51,14 @@ const AuditQuery = v.optional(
       outcome: v.optional(v.picklist(["allowed", "denied", "completed", "failed"], "outcome must be allowed, denied, completed or failed")),
       since: v.optional(v.pipe(v.string("since must be a string"), v.isoTimestamp("since must be an RFC 3339 time"))),
       resource: v.optional(v.strictObject({ type: v.optional(name("resource.type")), id: name("resource.id") }, "resource must be { type?, id }")),
-      limit: v.optional(v.pipe(v.number("limit must be a number"), v.integer("limit must be a whole number"), v.minValue(1, "limit must be at least 1"), v.maxValue(1000, "limit must be at most 1000"))),
+      limit: v.optional(
+        v.pipe(
+          v.number("limit must be a number"),
+          v.integer("limit must be a whole number"),
+          v.minValue(1, "limit must be at least 1"),
+          v.maxValue(1000, "limit must be at most 1000"),
+        ),
+      ),
     },
     "events takes { actor?, outcome?, since?, resource?, limit? }",
   ),
@@ -61,7 +69,14 @@ const ListOptions = v.optional(
   v.strictObject({
     tenantId: v.optional(v.string("tenantId must be a string")),
     owner: v.optional(v.string("owner must be a string")),
-    limit: v.optional(v.pipe(v.number("limit must be a number"), v.integer("limit must be a whole number"), v.minValue(1, "limit must be at least 1"), v.maxValue(1000, "limit must be at most 1000"))),
+    limit: v.optional(
+      v.pipe(
+        v.number("limit must be a number"),
+        v.integer("limit must be a whole number"),
+        v.minValue(1, "limit must be at least 1"),
+        v.maxValue(1000, "limit must be at most 1000"),
+      ),
+    ),
   }, "list options must be { tenantId?, owner?, limit? }"),
   {},
 );

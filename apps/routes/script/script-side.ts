@@ -3,11 +3,22 @@
  * current script, in process or on a thread. A sandbox that broke (out of memory, native stack
  * overflow) is replaced by a fresh one loaded with the same script.
  */
-import { serveSandboxThread, type AskHost, type SandboxSide, type SandboxThreadInit } from "#lib/sandbox-host";
+import { type AskHost, type SandboxSide, type SandboxThreadInit, serveSandboxThread } from "#lib/sandbox-host";
 import type { PoolMessage, PoolReply } from "#lib/sandbox-host";
 import type { ThreadEndpoint } from "#lib/sandbox-host";
 import type { HostValue, SandboxEngine } from "#lib/sandbox";
-import { answerResponse, isAnswerText, loadScriptSandbox, type DispatchOutcome, type Registration, type ScriptBundle, type ScriptHostCalls, type ScriptLimits, type ScriptNatives, type ScriptSandbox } from "./script-sandbox.ts";
+import {
+  answerResponse,
+  type DispatchOutcome,
+  isAnswerText,
+  loadScriptSandbox,
+  type Registration,
+  type ScriptBundle,
+  type ScriptHostCalls,
+  type ScriptLimits,
+  type ScriptNatives,
+  type ScriptSandbox,
+} from "./script-sandbox.ts";
 
 // ---- protocol: what crosses ----------------------------------------------------------------------
 

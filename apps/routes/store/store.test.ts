@@ -23,7 +23,13 @@ describe("the SQL store", () => {
     await putResource(store, { type: "note", id: "n1", tenantId: "acme", owner: "alice", attributes: { title: "Plan" } });
     const resolver = sqlResourceResolver(store);
     const route = {} as never;
-    expect(await resolver.resolve({ type: "note", id: "n1", tenantId: "acme", actor: null, route })).toEqual({ id: "n1", tenantId: "acme", type: "note", owner: "alice", title: "Plan" });
+    expect(await resolver.resolve({ type: "note", id: "n1", tenantId: "acme", actor: null, route })).toEqual({
+      id: "n1",
+      tenantId: "acme",
+      type: "note",
+      owner: "alice",
+      title: "Plan",
+    });
     expect(await resolver.resolve({ type: "note", id: "n1", tenantId: "globex", actor: null, route })).toBeNull();
     expect(await resolver.resolve({ type: "doc", id: "n1", actor: null, route })).toBeNull();
     await putResource(store, { type: "note", id: "n1", tenantId: "acme", attributes: { title: "Plan B" } });
@@ -34,13 +40,20 @@ describe("the SQL store", () => {
     await putResource(store, { type: "note", id: "n1", tenantId: "acme", attributes: { title: "Plan" } });
     const host = await scriptHost(SCRIPT, {
       auth: {
-        authenticator: { authenticate: (req) => (req.script.headers["x-user"] ? { id: req.script.headers["x-user"]!, kind: "user", tenantIds: ["acme"] } : null) },
+        authenticator: {
+          authenticate: (req) => (req.script.headers["x-user"] ? { id: req.script.headers["x-user"]!, kind: "user", tenantIds: ["acme"] } : null),
+        },
         authorizer: { authorize: ({ actor, resource }) => ({ allow: !!actor && !!resource && (actor.tenantIds ?? []).includes(resource.tenantId) }) },
         resources: sqlResourceResolver(store),
         audit: sqlAuditSink(store),
       },
     });
-    expect((await call(host, "GET", "/t/acme/notes/n1", { headers: { "x-user": "alice" } })).json).toEqual({ id: "n1", tenantId: "acme", type: "note", title: "Plan" });
+    expect((await call(host, "GET", "/t/acme/notes/n1", { headers: { "x-user": "alice" } })).json).toEqual({
+      id: "n1",
+      tenantId: "acme",
+      type: "note",
+      title: "Plan",
+    });
     expect((await call(host, "GET", "/t/globex/notes/n1", { headers: { "x-user": "alice" } })).status).toBe(404);
     expect((await call(host, "GET", "/t/acme/notes/n1")).status).toBe(401);
     await host.close();
@@ -52,7 +65,13 @@ describe("the SQL store", () => {
       ["completed", 200, null],
       ["allowed", null, null],
     ]);
-    expect(all[2]).toMatchObject({ event: "note.read", actor: { id: "alice" }, resource: { id: "n1", tenantId: "acme" }, requestId: "req-1", routeName: "GET /t/:tenant/notes/:id" });
+    expect(all[2]).toMatchObject({
+      event: "note.read",
+      actor: { id: "alice" },
+      resource: { id: "n1", tenantId: "acme" },
+      requestId: "req-1",
+      routeName: "GET /t/:tenant/notes/:id",
+    });
     expect((await queryAudit(store, { outcome: "denied" })).map((e) => e.statusCode)).toEqual([401, 404]);
     expect((await queryAudit(store, { actor: "alice", limit: 1 })).map((e) => e.outcome)).toEqual(["denied"]);
     expect(await queryAudit(store, { since: "2999-01-01T00:00:00.000Z" })).toEqual([]);

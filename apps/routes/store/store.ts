@@ -105,7 +105,10 @@ export async function listResources(store: SqlStore, type: string, q: { tenantId
     args.push(q.owner);
   }
   args.push(q.limit ?? 100);
-  const rows = await store.query<ResourceRow>(`SELECT type, id, tenant_id, owner, attributes FROM resources WHERE ${where.join(" AND ")} ORDER BY rowid DESC LIMIT ?`, args);
+  const rows = await store.query<ResourceRow>(
+    `SELECT type, id, tenant_id, owner, attributes FROM resources WHERE ${where.join(" AND ")} ORDER BY rowid DESC LIMIT ?`,
+    args,
+  );
   return rows.map(toRef);
 }
 
@@ -177,7 +180,10 @@ export async function queryAudit(store: SqlStore, q: AuditQuery = {}): Promise<A
     }
   }
   args.push(q.limit ?? 100);
-  const rows = await store.query<{ record: string }>(`SELECT record FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC LIMIT ?`, args);
+  const rows = await store.query<{ record: string }>(
+    `SELECT record FROM audit_events ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC LIMIT ?`,
+    args,
+  );
   return rows.map((r) => JSON.parse(r.record) as AuditEvent);
 }
 
@@ -185,13 +191,19 @@ export async function queryAudit(store: SqlStore, q: AuditQuery = {}): Promise<A
 export function sqlSignedInStore(store: SqlStore, now: () => number = Date.now): SignedInStore {
   return {
     async get(id) {
-      const [row] = await store.query<{ record: string }>("SELECT record FROM signed_in_sessions WHERE id_hash = ? AND expires_at > ?", [await sha256Base64url(id), now()]);
+      const [row] = await store.query<{ record: string }>("SELECT record FROM signed_in_sessions WHERE id_hash = ? AND expires_at > ?", [
+        await sha256Base64url(id),
+        now(),
+      ]);
       return row && (JSON.parse(row.record) as SignedInSession);
     },
     async put(id, session) {
       await store.batch([
         { sql: "DELETE FROM signed_in_sessions WHERE expires_at <= ?", args: [now()] },
-        { sql: "INSERT OR REPLACE INTO signed_in_sessions (id_hash, record, expires_at) VALUES (?, ?, ?)", args: [await sha256Base64url(id), JSON.stringify(session), session.expires] },
+        {
+          sql: "INSERT OR REPLACE INTO signed_in_sessions (id_hash, record, expires_at) VALUES (?, ?, ?)",
+          args: [await sha256Base64url(id), JSON.stringify(session), session.expires],
+        },
       ]);
     },
     async delete(id) {

@@ -4,7 +4,7 @@
  * `SessionServiceError` with a code; it never picks a status itself.
  */
 import { CodedError } from "#lib/errors";
-import { LiveRuntimeError, type LiveErrorCode } from "../live/types.ts";
+import { type LiveErrorCode, LiveRuntimeError } from "../live/types.ts";
 
 export const ERROR_STATUS = {
   VALIDATION_ERROR: 400,

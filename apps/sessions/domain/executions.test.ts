@@ -4,7 +4,7 @@ import { libsqlStore } from "#lib/db/libsql";
 import { applyMigrations } from "#lib/db";
 import { memoryFileTree } from "#lib/files";
 import { createLogger } from "#lib/log";
-import { LiveRuntimeError, MODULE_CATALOG, type ExecutionOutcome, type ExecutionRequest, type LiveEvent, type LiveRuntimes } from "../live/types.ts";
+import { type ExecutionOutcome, type ExecutionRequest, type LiveEvent, LiveRuntimeError, type LiveRuntimes, MODULE_CATALOG } from "../live/types.ts";
 import { getExecution, listEvents } from "../store/executions.ts";
 import { SESSION_MIGRATIONS } from "../store/migrations.ts";
 import type { ServiceContext } from "./context.ts";
@@ -82,7 +82,7 @@ describe("runExecution", () => {
       fake.script(() => {
         started();
         return new Promise((resolve) => (release = () => resolve(outcome("ok"))));
-      }),
+      })
     );
     const first = runExecution(ctx, { kind: "repl", session_id: sessionId, input: "a" });
     const second = runExecution(ctx, { kind: "repl", session_id: sessionId, input: "b" });

@@ -16,8 +16,8 @@ import * as db from "../store/executions.ts";
 import type { ServiceContext } from "./context.ts";
 import { executionNotFound, liveErrorCode, SessionServiceError } from "./errors.ts";
 import { checkRelativePath, readFileIn } from "./files.ts";
-import { ExecutionRecorder, type ExecutionEnd } from "./recorder.ts";
-import { timestamp, type EventRecord, type ExecutionRecord } from "./records.ts";
+import { type ExecutionEnd, ExecutionRecorder } from "./recorder.ts";
+import { type EventRecord, type ExecutionRecord, timestamp } from "./records.ts";
 import { requireSession, sessionsCrashed } from "./sessions.ts";
 
 export type RunInput =

@@ -4,7 +4,7 @@
  * directory (`lodash.js`, `vendor/dayjs.js`); `name` without an extension also finds `name.js`.
  * Path-like names go through the same confinement as worktree files, so none escapes.
  */
-import { FileTreeError, type FileTree } from "#lib/files";
+import { type FileTree, FileTreeError } from "#lib/files";
 import { SessionServiceError } from "./errors.ts";
 import { checkRelativePath, fileError } from "./files.ts";
 

@@ -107,7 +107,12 @@ describe("ExecutionRecorder", () => {
     r.record(log("b"));
     now += 100;
     const done = await r.finish({ status: "ok", result: { type: "number", preview: "1", json: 1 }, duration_ms: 3.5, output_bytes: 2 });
-    expect(done).toMatchObject({ status: "ok", ended_at: new Date(now).toISOString(), result: { json: 1 }, metrics: { duration_ms: 3.5, events: 2, output_bytes: 2 } });
+    expect(done).toMatchObject({
+      status: "ok",
+      ended_at: new Date(now).toISOString(),
+      result: { json: 1 },
+      metrics: { duration_ms: 3.5, events: 2, output_bytes: 2 },
+    });
     expect(Object.keys(done).at(-1)).toBe("metrics");
     expect(await getExecution(store, r.id)).toEqual(done);
     expect(await listEvents(store, r.id)).toEqual(r.events);

@@ -17,7 +17,7 @@
 import type { SqlStore } from "#lib/db";
 import type { LiveEvent } from "../live/types.ts";
 import { finishExecutionStatement, insertEventsStatements, insertExecutionStatement } from "../store/executions.ts";
-import { timestamp, type Clock, type EventRecord, type ExecutionRecord } from "./records.ts";
+import { type Clock, type EventRecord, type ExecutionRecord, timestamp } from "./records.ts";
 
 export interface RecorderOptions {
   /** Events per intermediate write (default 64). */

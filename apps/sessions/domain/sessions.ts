@@ -15,10 +15,10 @@ import * as db from "../store/sessions.ts";
 import { failExecutionsOfPreviousRun } from "../store/executions.ts";
 import { getSettings, listCapabilities, listEntries, listStartupFiles } from "../store/templates.ts";
 import type { ServiceContext } from "./context.ts";
-import { liveErrorCode, SessionServiceError, sessionNotFound } from "./errors.ts";
+import { liveErrorCode, sessionNotFound, SessionServiceError } from "./errors.ts";
 import { readFileIn } from "./files.ts";
 import { readLibrary } from "./libraries.ts";
-import { timestamp, type SessionRecord, type SessionStatus } from "./records.ts";
+import { type SessionRecord, type SessionStatus, timestamp } from "./records.ts";
 import { defaultSettings } from "./settings.ts";
 import { requireTemplate } from "./templates.ts";
 
@@ -52,7 +52,9 @@ export async function createSession(ctx: ServiceContext, input: CreateSessionInp
   if (kind !== "directory") {
     throw invalidWorktree(
       ctx.worktreeUploads
-        ? `worktree_path is not an existing directory: on this deployment worktrees live in storage, not on a disk; upload the files first with PUT /api/v1/worktree-files?root=${encodeURIComponent(root)}&path=<file> (docs/sessions.md)`
+        ? `worktree_path is not an existing directory: on this deployment worktrees live in storage, not on a disk; upload the files first with PUT /api/v1/worktree-files?root=${
+          encodeURIComponent(root)
+        }&path=<file> (docs/sessions.md)`
         : "worktree_path is not an existing directory",
       root,
     );

@@ -15,7 +15,12 @@ describe("settings", () => {
 
   it("reads a limit stored before limits had maxima as its maximum (a day for wall_ms)", () => {
     const stored = JSON.stringify({ limits: { wall_ms: 2147483647, cpu_ms: 9007199254740991, max_events: 5 } });
-    expect(parseStoredSettings(stored).limits).toEqual({ ...defaultSettings().limits, wall_ms: LIMIT_MAXIMA.wall_ms, cpu_ms: LIMIT_MAXIMA.cpu_ms, max_events: 5 });
+    expect(parseStoredSettings(stored).limits).toEqual({
+      ...defaultSettings().limits,
+      wall_ms: LIMIT_MAXIMA.wall_ms,
+      cpu_ms: LIMIT_MAXIMA.cpu_ms,
+      max_events: 5,
+    });
     expect(LIMIT_MAXIMA.wall_ms + 2000).toBeLessThan(2 ** 31 - 1);
   });
 });

@@ -10,7 +10,7 @@ import { conflict, SessionServiceError, templateNotFound } from "./errors.ts";
 import { checkRelativePath } from "./files.ts";
 import { checkLibraryAvailable } from "./libraries.ts";
 import { checkModuleAllowed } from "./modules.ts";
-import { timestamp, type CapabilityRecord, type StartupFileRecord, type TemplateDetail, type TemplateEntryRecord, type TemplateRecord } from "./records.ts";
+import { type CapabilityRecord, type StartupFileRecord, type TemplateDetail, type TemplateEntryRecord, type TemplateRecord, timestamp } from "./records.ts";
 import { defaultSettings, mergeSettings, type Settings, type SettingsPatch } from "./settings.ts";
 
 export async function createTemplate(ctx: ServiceContext, input: { name: string; engine?: string }): Promise<TemplateRecord> {

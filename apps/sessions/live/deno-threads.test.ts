@@ -12,9 +12,12 @@ it("the Deno thread pool runs sessions in Web Workers and keeps the main thread 
   try {
     await writeFile(join(worktree, "util.js"), "exports.answer = 42;");
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile("node_modules/deno/deno", ["run", "-A", "apps/sessions/live/testdata/deno-threads-check.ts", worktree], { cwd: ROOT, timeout: 60_000 }, (err, out, errOut) =>
-        err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out),
-      ),
+      execFile(
+        "node_modules/deno/deno",
+        ["run", "-A", "apps/sessions/live/testdata/deno-threads-check.ts", worktree],
+        { cwd: ROOT, timeout: 60_000 },
+        (err, out, errOut) => err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out),
+      )
     );
     const seen = JSON.parse(stdout.trim().split("\n").at(-1)!);
     expect(seen).toMatchObject({

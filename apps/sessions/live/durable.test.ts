@@ -2,7 +2,7 @@
  * SessionRuntimeObject and durableRuntimes on workerd: `wrangler dev` runs the check worker in
  * ./testdata/durable-check (Durable Object binding, R2 bucket for worktrees, QuickJS's .wasm as a module).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
@@ -38,7 +38,7 @@ beforeAll(async () => {
       "--inspector-port",
       String(inspector),
       "--persist-to",
-      (state = `.wrangler/test-state/durable-check-${port}`),
+      state = `.wrangler/test-state/durable-check-${port}`,
       "--log-level",
       "warn",
       "--show-interactive-dev-session=false",

@@ -21,15 +21,15 @@
  * runtime is still there (`adopt`), so only runtimes really gone (a restart of the daemon) are
  * closed as left over from a previous run.
  */
-import { r2FileTree, type R2BucketLike } from "#lib/files";
+import { type R2BucketLike, r2FileTree } from "#lib/files";
 import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
 import { SessionRuntime } from "./session-runtime.ts";
 import {
-  LiveRuntimeError,
   type ExecutionOutcome,
   type ExecutionRequest,
   type LiveErrorCode,
   type LiveEvent,
+  LiveRuntimeError,
   type LiveRuntimeOptions,
   type LiveRuntimes,
   type ModuleName,
@@ -111,7 +111,9 @@ export function sessionRuntimeObject<Env>(options: SessionRuntimeObjectOptions<E
           return new Response(null, { status: 204 });
         }
         if (request.method === "POST" && pathname === "/status") {
-          return this.runtime?.live ? new Response(null, { status: 204 }) : json(404, { code: "SESSION_NOT_LIVE", message: "this session has no live runtime" });
+          return this.runtime?.live
+            ? new Response(null, { status: 204 })
+            : json(404, { code: "SESSION_NOT_LIVE", message: "this session has no live runtime" });
         }
         return json(404, { message: "not found" });
       } catch (err) {
@@ -195,7 +197,11 @@ export function durableRuntimes(namespace: SessionObjectNamespace): LiveRuntimes
   const busy = new Set<string>();
   const stub = (sessionId: string) => namespace.get(namespace.idFromName(sessionId));
   const post = (sessionId: string, path: string, body?: unknown) =>
-    stub(sessionId).fetch(`https://session${path}`, { method: "POST", body: body === undefined ? undefined : JSON.stringify(body), headers: { "content-type": "application/json" } });
+    stub(sessionId).fetch(`https://session${path}`, {
+      method: "POST",
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+    });
   const lost = (sessionId: string, why: string) => {
     live.delete(sessionId);
     return new LiveRuntimeError("RUNTIME_LOST", why);

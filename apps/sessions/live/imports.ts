@@ -72,7 +72,9 @@ export function candidates(r: ImportResolver, specifier: string, importer: strin
     const joined = normalize(join(from, specifier));
     bases = joined.startsWith("/") ? [joined.slice(1)] : []; // ".." above the root names nothing
   } else if (specifier.startsWith("/")) {
-    if (!r.allowAbsolute) throw new Error(`Cannot find module '${specifier}': absolute imports are not allowed (resolver.allow_absolute_repo_imports is false)`);
+    if (!r.allowAbsolute) {
+      throw new Error(`Cannot find module '${specifier}': absolute imports are not allowed (resolver.allow_absolute_repo_imports is false)`);
+    }
     bases = [normalize(specifier).slice(1)];
   } else {
     bases = r.roots.map((root) => (root === "" ? specifier : `${root}/${specifier}`));
@@ -160,7 +162,7 @@ export async function prefetchImports(
             if (path === undefined || scanned.has(path)) return;
             scanned.add(path);
             next.push({ name: "/" + path, source: files.get(path)! });
-          }),
+          })
       ),
     );
     frontier = next;

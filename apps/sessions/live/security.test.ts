@@ -77,7 +77,7 @@ describe("escape attempts fail", () => {
 
   it("prototype pollution stays in the sandbox", async () => {
     const run = await open();
-    const r = await run("Object.prototype.polluted = 'yes'; Array.prototype.evil = 1; JSON.parse('{\"__proto__\": {\"viaJson\": 1}, \"a\": 1}')");
+    const r = await run('Object.prototype.polluted = \'yes\'; Array.prototype.evil = 1; JSON.parse(\'{"__proto__": {"viaJson": 1}, "a": 1}\')');
     const json = r.result?.json as Record<string, unknown>;
     expect(Object.getPrototypeOf(json)).toBe(Object.prototype);
     const probe: Record<string, unknown> = {};
@@ -114,7 +114,9 @@ describe("escape attempts fail", () => {
     const before = hits;
     const none = await open();
     expect((await none(`await require('http').fetch('http://127.0.0.1:${port}/')`)).error?.message).toMatch(/no net capability/);
-    const other = await open({ capabilities: [capability("net", "localhost"), capability("net", `127.0.0.1:${port + 1}`), capability("net", `127.0.0.1:${port}`, {}, false)] });
+    const other = await open({
+      capabilities: [capability("net", "localhost"), capability("net", `127.0.0.1:${port + 1}`), capability("net", `127.0.0.1:${port}`, {}, false)],
+    });
     expect((await other(`await require('http').fetch('http://127.0.0.1:${port}/')`)).status).toBe("error");
     expect(hits).toBe(before);
     const allowed = await open({ capabilities: [capability("net", `127.0.0.1:${port}`)] });

@@ -25,7 +25,12 @@ async function session(overrides: SpecOverrides = {}, options: Partial<LiveRunti
   const r = runtimes(options);
   const spec = sessionSpec(overrides);
   await r.open(spec);
-  return { runtimes: r, id: spec.sessionId, run: (request: Parameters<typeof repl>[0] | ReturnType<typeof runFile>) => collect(r, spec.sessionId, typeof request === "string" ? repl(request) : request) };
+  return {
+    runtimes: r,
+    id: spec.sessionId,
+    run: (request: Parameters<typeof repl>[0] | ReturnType<typeof runFile>) =>
+      collect(r, spec.sessionId, typeof request === "string" ? repl(request) : request),
+  };
 }
 
 describe("REPL executions", () => {
@@ -136,7 +141,9 @@ describe("REPL executions", () => {
 describe("run-file executions", () => {
   it("echoes the path, sees args and env for that run only", async () => {
     const s = await session({ capabilities: [capability("env", "APP_*")] }, { hostEnv: { APP_MODE: "test", SECRET: "no" } });
-    const { outcome, events } = await s.run(runFile("bin/main.js", "console.log(args.n, env.APP_MODE, env.EXTRA, typeof env.SECRET)", { n: 3 }, { EXTRA: "x" }));
+    const { outcome, events } = await s.run(
+      runFile("bin/main.js", "console.log(args.n, env.APP_MODE, env.EXTRA, typeof env.SECRET)", { n: 3 }, { EXTRA: "x" }),
+    );
     expect(events[0]).toEqual({ type: "input_echo", payload: { path: "bin/main.js" } });
     expect(events[1]!.payload.text).toBe("3 test x undefined");
     expect(outcome).toMatchObject({ status: "ok" });
@@ -212,7 +219,9 @@ describe("modules and capabilities", () => {
   });
 
   it("the env module shows exactly the variables env capabilities allow", async () => {
-    const s = await session({ modules: ["env"], capabilities: [capability("env", "HOME"), capability("env", "APP_*"), capability("env", "OFF", {}, false)] }, { hostEnv: { HOME: "/h", APP_A: "1", APP_B: "2", OFF: "x", PATH: "/bin" } });
+    const s = await session({ modules: ["env"], capabilities: [capability("env", "HOME"), capability("env", "APP_*"), capability("env", "OFF", {}, false)] }, {
+      hostEnv: { HOME: "/h", APP_A: "1", APP_B: "2", OFF: "x", PATH: "/bin" },
+    });
     expect((await s.run("({...require('env')})")).outcome.result?.json).toEqual({ HOME: "/h", APP_A: "1", APP_B: "2" });
     expect((await s.run("Object.isFrozen(require('env'))")).outcome.result?.json).toBe(true);
   });
@@ -257,7 +266,11 @@ describe("worktree imports", () => {
   it("esm evaluates run-file and startup files as modules with imports", async () => {
     const tree = memoryFileTree(files);
     const s = await session(
-      { modules: ["path"], settings: { runtime: { esm: true } }, startupFiles: [{ path: "esm/main.mjs", order_index: 0, source: files["work/tree/esm/main.mjs"] }] },
+      {
+        modules: ["path"],
+        settings: { runtime: { esm: true } },
+        startupFiles: [{ path: "esm/main.mjs", order_index: 0, source: files["work/tree/esm/main.mjs"] }],
+      },
       { worktrees: tree },
     );
     expect((await s.run("esmResult")).outcome.result?.json).toEqual([4, "a/b"]);
@@ -267,7 +280,9 @@ describe("worktree imports", () => {
   });
 
   it("does not follow imports outside the worktree", async () => {
-    const s = await session({ settings: { resolver: { roots: ["..", "/etc"] } } }, { worktrees: memoryFileTree({ "work/secret.js": "exports.s = 1", ...files }) });
+    const s = await session({ settings: { resolver: { roots: ["..", "/etc"] } } }, {
+      worktrees: memoryFileTree({ "work/secret.js": "exports.s = 1", ...files }),
+    });
     expect((await s.run("require('../secret')")).outcome.error?.message).toBe("Cannot find module '../secret'");
     expect((await s.run("require('secret')")).outcome.error?.message).toBe("Cannot find module 'secret'");
     expect((await s.run("require('./lib/../../secret')")).outcome.status).toBe("error");

@@ -16,26 +16,19 @@
 import { resolveRelativePath } from "#lib/files";
 import {
   createSandbox,
-  SandboxBrokenError,
-  SandboxDisposedError,
-  SandboxError,
   type EvaluateResult,
   type HostValue,
   type Sandbox,
+  SandboxBrokenError,
+  SandboxDisposedError,
   type SandboxEngine,
+  SandboxError,
   type SandboxEvent,
   type SourceResolver,
 } from "#lib/sandbox";
-import { importResolver, prefetchImports, type ImportResolver } from "./imports.ts";
+import { type ImportResolver, importResolver, prefetchImports } from "./imports.ts";
 import { sessionCatalog } from "./modules/catalog.ts";
-import {
-  LiveRuntimeError,
-  type ExecutionOutcome,
-  type ExecutionRequest,
-  type LiveEvent,
-  type LiveRuntimeOptions,
-  type SessionSpec,
-} from "./types.ts";
+import { type ExecutionOutcome, type ExecutionRequest, type LiveEvent, LiveRuntimeError, type LiveRuntimeOptions, type SessionSpec } from "./types.ts";
 
 const LIMIT_NAMES = { cpu_ms: "cpu_ms", wall_ms: "wall_ms", max_events: "max_events", max_output_bytes: "max_output_kb", memory: "memory" } as const;
 
@@ -88,7 +81,13 @@ export class SessionRuntime {
     let sandbox: Sandbox;
     try {
       sandbox = createSandbox(engine, {
-        limits: { cpuMs: limits.cpu_ms, wallMs: limits.wall_ms, memMb: limits.mem_mb, maxEvents: limits.max_events, maxOutputBytes: limits.max_output_kb * 1024 },
+        limits: {
+          cpuMs: limits.cpu_ms,
+          wallMs: limits.wall_ms,
+          memMb: limits.mem_mb,
+          maxEvents: limits.max_events,
+          maxOutputBytes: limits.max_output_kb * 1024,
+        },
         console: runtime.console,
         strict: runtime.strict,
         modules: catalog.modules,

@@ -44,7 +44,11 @@ export const runFile = (path: string, source: string, args: Record<string, unkno
 });
 
 /** Runs one execution and collects its events. */
-export async function collect(runtimes: Pick<LiveRuntimes, "execute">, sessionId: string, request: ExecutionRequest): Promise<{ outcome: ExecutionOutcome; events: LiveEvent[] }> {
+export async function collect(
+  runtimes: Pick<LiveRuntimes, "execute">,
+  sessionId: string,
+  request: ExecutionRequest,
+): Promise<{ outcome: ExecutionOutcome; events: LiveEvent[] }> {
   const events: LiveEvent[] = [];
   const outcome = await runtimes.execute(sessionId, request, (e) => events.push(e));
   return { outcome, events };

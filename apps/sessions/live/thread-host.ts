@@ -6,7 +6,7 @@
  * which cannot be copied from the main thread.
  */
 import type { FileTree } from "#lib/files";
-import { serveSandboxThread, type SandboxSide } from "#lib/sandbox-host";
+import { type SandboxSide, serveSandboxThread } from "#lib/sandbox-host";
 import type { ThreadEndpoint } from "#lib/sandbox-host";
 import type { SandboxEngine } from "#lib/sandbox";
 import { createInProcessRuntimes } from "./in-process.ts";
@@ -23,7 +23,11 @@ export interface ThreadSetup {
 }
 
 /** Sessions in this thread's engine; each call names its session. */
-export function sessionSide(engine: SandboxEngine, { hostEnv, modules }: ThreadInit, setup: ThreadSetup): SandboxSide<SessionCall, ExecutionOutcome | null, LiveEvent> {
+export function sessionSide(
+  engine: SandboxEngine,
+  { hostEnv, modules }: ThreadInit,
+  setup: ThreadSetup,
+): SandboxSide<SessionCall, ExecutionOutcome | null, LiveEvent> {
   const runtimes = createInProcessRuntimes(engine, { worktrees: setup.worktrees, fetch: setup.fetch, hostEnv, modules });
   return {
     async handle(call, emit) {

@@ -7,7 +7,7 @@ import type { ThreadPort } from "#lib/sandbox-host";
 import { createNodeThreadRuntimes } from "./node-threads.ts";
 import { serveSessionThread } from "./thread-host.ts";
 import { createThreadRuntimes, type FromThread, type ToThread } from "./thread-pool.ts";
-import { collect, repl, runFile, sessionSpec, timerLateness, type SpecOverrides } from "./testing.ts";
+import { collect, repl, runFile, sessionSpec, type SpecOverrides, timerLateness } from "./testing.ts";
 import type { LiveEvent, LiveRuntimes } from "./types.ts";
 
 describe("thread pool on Node worker threads", () => {
@@ -33,8 +33,10 @@ describe("thread pool on Node worker threads", () => {
     const id = await open({ modules: ["env"], capabilities: [{ kind: "env", name: "APP_*", enabled: true, config: {} }] });
     const seen: { event: LiveEvent; at: number }[] = [];
     const started = performance.now();
-    const outcome = await pool.execute(id, repl("console.log(require('./util').answer, require('env').APP_X); const end = Date.now() + 400; while (Date.now() < end) {}; 'done'"), (event) =>
-      seen.push({ event, at: performance.now() - started }),
+    const outcome = await pool.execute(
+      id,
+      repl("console.log(require('./util').answer, require('env').APP_X); const end = Date.now() + 400; while (Date.now() < end) {}; 'done'"),
+      (event) => seen.push({ event, at: performance.now() - started }),
     );
     const finished = performance.now() - started;
     expect(outcome).toMatchObject({ status: "ok", result: { json: "done" } });
@@ -67,10 +69,11 @@ describe("thread pool on Node worker threads", () => {
   });
 
   it("answers startup failures, and closes sessions", async () => {
-    await expect(pool.open(sessionSpec({ worktreePath: dir, startupFiles: [{ path: "boot.js", order_index: 0, source: "throw new Error('no')" }] }))).rejects.toMatchObject({
-      code: "STARTUP_FAILED",
-      message: expect.stringContaining('startup file "boot.js" failed: Error: no'),
-    });
+    await expect(pool.open(sessionSpec({ worktreePath: dir, startupFiles: [{ path: "boot.js", order_index: 0, source: "throw new Error('no')" }] }))).rejects
+      .toMatchObject({
+        code: "STARTUP_FAILED",
+        message: expect.stringContaining('startup file "boot.js" failed: Error: no'),
+      });
     const id = await open();
     await pool.close(id);
     expect(pool.liveIds()).not.toContain(id);
@@ -109,7 +112,9 @@ describe("thread pool on Node worker threads", () => {
       const outcome = await pool.execute(id, runFile("main.js", "1", args), () => {});
       expect(outcome).toMatchObject({ status: "error", error: { message: expect.stringMatching(/could not be sent/) } });
     }
-    await expect(pool.open(sessionSpec({ worktreePath: dir, capabilities: [{ kind: "global", name: "g", enabled: true, config: { deep } as Record<string, unknown> }] }))).rejects.toMatchObject({
+    await expect(
+      pool.open(sessionSpec({ worktreePath: dir, capabilities: [{ kind: "global", name: "g", enabled: true, config: { deep } as Record<string, unknown> }] })),
+    ).rejects.toMatchObject({
       code: "STARTUP_FAILED",
     });
     expect((await collect(pool, id, repl("kept + 1"))).outcome).toMatchObject({ status: "ok", result: { json: 42 } });

@@ -9,19 +9,19 @@
  * on the thread is reported through `onLost`.
  */
 import { CodedError } from "#lib/errors";
-import { createThreadPool, MESSAGE_NOT_SENT, ThreadCallError, type PoolMessage, type PoolReply, type PoolThread } from "#lib/sandbox-host";
+import { createThreadPool, MESSAGE_NOT_SENT, type PoolMessage, type PoolReply, type PoolThread, ThreadCallError } from "#lib/sandbox-host";
 import type { SandboxThreadInit } from "#lib/sandbox-host";
 import type { SpawnThread, ThreadPort } from "#lib/sandbox-host";
 import {
-  LiveRuntimeError,
-  type SessionSpec,
   type ExecutionOutcome,
   type ExecutionRequest,
   type LiveErrorCode,
   type LiveEvent,
+  LiveRuntimeError,
   type LiveRuntimeOptions,
   type LiveRuntimes,
   type ModuleName,
+  type SessionSpec,
 } from "./types.ts";
 
 // ---- protocol ------------------------------------------------------------------------------------
@@ -98,7 +98,13 @@ export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadP
   });
 
   /** A call for one session; failures become LiveRuntimeErrors (`lostCode` when the thread died). */
-  async function call(thread: PoolThread<Pinned>, req: SessionCall & { op: "open" | "execute" }, timeoutMs: number, lostCode: LiveErrorCode, onEvent?: (e: LiveEvent) => void) {
+  async function call(
+    thread: PoolThread<Pinned>,
+    req: SessionCall & { op: "open" | "execute" },
+    timeoutMs: number,
+    lostCode: LiveErrorCode,
+    onEvent?: (e: LiveEvent) => void,
+  ) {
     const sessionId = req.op === "open" ? req.spec.sessionId : req.sessionId;
     thread.state.calling.add(sessionId);
     try {
@@ -119,7 +125,9 @@ export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadP
   return {
     async open(spec) {
       if (shuttingDown) throw new LiveRuntimeError("STARTUP_FAILED", "the server is shutting down");
-      if (pool.threads().some((t) => t.state.sessions.has(spec.sessionId))) throw new LiveRuntimeError("STARTUP_FAILED", `session ${spec.sessionId} is already live`);
+      if (pool.threads().some((t) => t.state.sessions.has(spec.sessionId))) {
+        throw new LiveRuntimeError("STARTUP_FAILED", `session ${spec.sessionId} is already live`);
+      }
       const thread = pool.pick((a, b) => a.state.sessions.size < b.state.sessions.size);
       thread.state.sessions.add(spec.sessionId);
       // Each library and startup file may run up to wall_ms.
@@ -147,7 +155,9 @@ export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadP
         return (await call(entry.thread, { op: "execute", sessionId, request }, entry.wallMs + graceMs, "RUNTIME_LOST", onEvent))!;
       } catch (err) {
         // This execution alone fails; the session and its thread are unharmed.
-        if (err instanceof NotSent) return { status: "error", error: { message: err.message, stack: "" }, metrics: { duration_ms: 0, events: 0, output_bytes: 0 } };
+        if (err instanceof NotSent) {
+          return { status: "error", error: { message: err.message, stack: "" }, metrics: { duration_ms: 0, events: 0, output_bytes: 0 } };
+        }
         if (err instanceof LiveRuntimeError && err.code === "RUNTIME_LOST" && live.get(sessionId) === entry) {
           live.delete(sessionId);
           entry.thread.state.sessions.delete(sessionId);

@@ -21,12 +21,12 @@ import { sValidator } from "@hono/standard-validator";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Context, Env, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { describeRoute, resolver, validator, type DescribeRouteOptions } from "hono-openapi";
+import { describeRoute, type DescribeRouteOptions, resolver, validator } from "hono-openapi";
 import * as v from "valibot";
 import { ApiError } from "#lib/http";
 import { decodeStrict, invalidRequest, tooDeep, validationError } from "#lib/http";
 import { JsonDepthError, parseJsonBounded } from "#lib/http";
-import { ERROR_STATUS, SessionServiceError, type ErrorCode } from "../domain/errors.ts";
+import { ERROR_STATUS, type ErrorCode, SessionServiceError } from "../domain/errors.ts";
 import { COMPONENTS, ErrorEnvelopeSchema, JSON_SCHEMA } from "./schemas.ts";
 
 type ObjectSchema = v.ObjectSchema<v.ObjectEntries, v.ErrorMessage<v.ObjectIssue> | undefined>;

@@ -5,7 +5,7 @@
  * runs, and ends with one `end` event carrying the final execution record, then closes.
  */
 import type { Context, Hono } from "hono";
-import { streamSSE, type SSEStreamingApi } from "hono/streaming";
+import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import * as v from "valibot";
 import { validationError } from "#lib/http";
 import type { ServiceContext } from "../domain/context.ts";
@@ -37,8 +37,7 @@ export function registerEvents(routes: Hono, ctx: ServiceContext): void {
     describe({
       tag: TAG,
       summary: "The execution's events as Server-Sent Events (beyond the spec)",
-      description:
-        "Each event is an SSE message with `id` = seq and `data` = the event record (JSON). After the last one, an " +
+      description: "Each event is an SSE message with `id` = seq and `data` = the event record (JSON). After the last one, an " +
         "`end` message carries the final execution record and the stream closes; clients should not reconnect after it. " +
         "Replay starts after `after_seq`, or after the Last-Event-ID header when the query has none.",
       response: { status: 200, description: "text/event-stream of Event records, then `end`", schema: EventSchema, contentType: "text/event-stream" },
@@ -58,7 +57,9 @@ function lastEventId(c: Context): number | undefined {
   const header = c.req.header("last-event-id");
   if (header === undefined || header === "") return undefined;
   const parsed = v.safeParse(v.pipe(v.string(), v.regex(/^[0-9]+$/)), header);
-  if (!parsed.success) throw validationError("Last-Event-ID must be a non-negative integer", { issues: [{ path: "Last-Event-ID", message: "must be a non-negative integer" }] });
+  if (!parsed.success) {
+    throw validationError("Last-Event-ID must be a non-negative integer", { issues: [{ path: "Last-Event-ID", message: "must be a non-negative integer" }] });
+  }
   return Number(header);
 }
 

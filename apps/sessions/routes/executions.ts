@@ -16,8 +16,7 @@ export function registerExecutions(routes: Hono, ctx: ServiceContext): void {
     describe({
       tag: TAG,
       summary: "Evaluate input in the session's global scope",
-      description:
-        "201 for ok, error (a throw) and timeout (with a closing system event). A breached output or event limit is 422 " +
+      description: "201 for ok, error (a throw) and timeout (with a closing system event). A breached output or event limit is 422 " +
         "OUTPUT_LIMIT_EXCEEDED; the execution is stored as limit_exceeded with its events up to the limit (details.execution_id).",
       response: { status: 201, description: "The execution with its events", schema: ReplExecutionSchema },
       errors: [...RUN_ERRORS],
@@ -35,8 +34,7 @@ export function registerExecutions(routes: Hono, ctx: ServiceContext): void {
     describe({
       tag: TAG,
       summary: "Run a file of the session's worktree as a script",
-      description:
-        "`path` is relative to the worktree; absolute paths, `..`, percent-encoded dots and symlinks that leave the " +
+      description: "`path` is relative to the worktree; absolute paths, `..`, percent-encoded dots and symlinks that leave the " +
         "worktree are 422 INVALID_PATH before anything runs. The script sees `args` and `env` as globals.",
       response: { status: 201, description: "The execution", schema: ExecutionSchema },
       errors: ["INVALID_PATH", "FILE_NOT_FOUND", ...RUN_ERRORS],

@@ -9,7 +9,7 @@
  * Paths go through the same confinement as every other file access (422 INVALID_PATH).
  */
 import type { Hono } from "hono";
-import { FileTreeError, type FileTree } from "#lib/files";
+import { type FileTree, FileTreeError } from "#lib/files";
 import type { ServiceContext } from "../domain/context.ts";
 import { SessionServiceError } from "../domain/errors.ts";
 import { checkRelativePath } from "../domain/files.ts";

@@ -8,7 +8,7 @@
 import type { Hono } from "hono";
 import { generateSpecs } from "hono-openapi";
 import type { ErrorCode } from "../domain/errors.ts";
-import { describe, errorResponses, noQuery, type ErrorResponse } from "./api.ts";
+import { describe, type ErrorResponse, errorResponses, noQuery } from "./api.ts";
 
 type Document = Awaited<ReturnType<typeof generateSpecs>>;
 

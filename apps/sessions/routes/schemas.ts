@@ -6,14 +6,7 @@
  */
 import type { ConversionConfig } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import {
-  CAPABILITY_KINDS,
-  ENGINES,
-  EVENT_TYPES,
-  EXECUTION_KINDS,
-  EXECUTION_STATUSES,
-  SESSION_STATUSES,
-} from "../domain/records.ts";
+import { CAPABILITY_KINDS, ENGINES, EVENT_TYPES, EXECUTION_KINDS, EXECUTION_STATUSES, SESSION_STATUSES } from "../domain/records.ts";
 import { LIMIT_MAXIMA } from "../domain/settings.ts";
 
 // ---------------------------------------------------------------------------------------------

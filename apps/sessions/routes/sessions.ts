@@ -3,7 +3,7 @@ import type { Hono } from "hono";
 import * as v from "valibot";
 import type { ServiceContext } from "../domain/context.ts";
 import * as sessions from "../domain/sessions.ts";
-import { describe, json, noQuery, params, query, type OperationDoc } from "./api.ts";
+import { describe, json, noQuery, type OperationDoc, params, query } from "./api.ts";
 import { CreateSessionBody, SessionParams, SessionSchema, SessionsQuery } from "./schemas.ts";
 
 const TAG = "sessions";
@@ -14,8 +14,7 @@ export function registerSessions(routes: Hono, ctx: ServiceContext): void {
     describe({
       tag: TAG,
       summary: "Create a session from a template",
-      description:
-        "The runtime is allocated, libraries are loaded and startup files run in ascending order_index. " +
+      description: "The runtime is allocated, libraries are loaded and startup files run in ascending order_index. " +
         "A failure after the row exists leaves it `crashed` with `last_error`; the error names it in `details.session_id`.",
       response: { status: 201, description: "The session, ready", schema: SessionSchema },
       errors: ["TEMPLATE_NOT_FOUND", "INVALID_PATH", "FILE_NOT_FOUND", "STARTUP_FAILED"],
@@ -57,6 +56,18 @@ export function registerSessions(routes: Hono, ctx: ServiceContext): void {
     response: { status: 200, description: "The session after closing", schema: SessionSchema },
     errors: ["SESSION_NOT_FOUND"],
   });
-  routes.post("/sessions/:session_id/close", describe(closeDoc("Close a session")), params(SessionParams), noQuery, async (c) => c.json(await sessions.closeSession(ctx, c.req.valid("param").session_id)));
-  routes.delete("/sessions/:session_id", describe(closeDoc("Close a session (alias of POST .../close)")), params(SessionParams), noQuery, async (c) => c.json(await sessions.closeSession(ctx, c.req.valid("param").session_id)));
+  routes.post(
+    "/sessions/:session_id/close",
+    describe(closeDoc("Close a session")),
+    params(SessionParams),
+    noQuery,
+    async (c) => c.json(await sessions.closeSession(ctx, c.req.valid("param").session_id)),
+  );
+  routes.delete(
+    "/sessions/:session_id",
+    describe(closeDoc("Close a session (alias of POST .../close)")),
+    params(SessionParams),
+    noQuery,
+    async (c) => c.json(await sessions.closeSession(ctx, c.req.valid("param").session_id)),
+  );
 }

@@ -5,8 +5,7 @@
 import type { SqlRow, SqlStatement, SqlStore, SqlValue } from "#lib/db";
 import type { EventRecord, ExecutionRecord } from "../domain/records.ts";
 
-const COLUMNS =
-  "id, session_id, kind, input, path, args, env, status, started_at, ended_at, result, error, duration_ms, event_count, output_bytes";
+const COLUMNS = "id, session_id, kind, input, path, args, env, status, started_at, ended_at, result, error, duration_ms, event_count, output_bytes";
 
 const present = (v: unknown): boolean => v !== null && v !== undefined;
 
@@ -77,8 +76,11 @@ export function finishExecutionStatement(e: ExecutionRecord): SqlStatement {
 const EVENTS_PER_INSERT = 20;
 /** The INSERT for n rows, made once per n. */
 const insertEventsSql: string[] = [];
-const eventsSql = (n: number) =>
-  (insertEventsSql[n] ??= `INSERT INTO execution_events (execution_id, seq, ts, type, payload) VALUES ${Array.from({ length: n }, () => "(?, ?, ?, ?, ?)").join(", ")}`);
+const eventsSql = (
+  n: number,
+) => (insertEventsSql[n] ??= `INSERT INTO execution_events (execution_id, seq, ts, type, payload) VALUES ${
+  Array.from({ length: n }, () => "(?, ?, ?, ?, ?)").join(", ")
+}`);
 
 /** Multi-row INSERTs of the events, in order (one statement for up to EVENTS_PER_INSERT). */
 export function insertEventsStatements(events: readonly EventRecord[]): SqlStatement[] {

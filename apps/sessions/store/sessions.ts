@@ -74,7 +74,9 @@ export async function markClosed(store: SqlStore, id: string, at: string): Promi
 /** At start: every session a previous process had alive is closed, saying why. Returns how many. */
 export async function closeSessionsOfPreviousRun(store: SqlStore, at: string, reason: string, keep: readonly string[] = []): Promise<number> {
   const { changes } = await store.execute(
-    `UPDATE sessions SET status = 'closed', closed_at = ?, last_error = ? WHERE status IN ('starting', 'ready')${keep.length ? ` AND id NOT IN (${keep.map(() => "?").join(", ")})` : ""}`,
+    `UPDATE sessions SET status = 'closed', closed_at = ?, last_error = ? WHERE status IN ('starting', 'ready')${
+      keep.length ? ` AND id NOT IN (${keep.map(() => "?").join(", ")})` : ""
+    }`,
     [at, reason, ...keep],
   );
   return changes;

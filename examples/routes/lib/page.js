@@ -48,10 +48,14 @@ function page(title, actor, body) {
   const who = actor
     ? html`<span class="who">${nameOf(actor)} · <a href="/auth/logout">Sign out</a></span>`
     : html`<span class="who"><a href="/auth/login?return_to=/notes">Sign in</a></span>`;
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">`
-    + `<title>${escape(title)} · notes</title><style>${STYLE}</style></head><body>`
-    + piece(html`<header><strong>notes</strong><a href="/">Home</a><a href="/notes">Notes</a><a href="/sessions/">Session console</a>${mayReadAudit(actor) ? html`<a href="/admin/audit">Audit</a>` : ""}${who}</header>`)
-    + `<main><h1>${escape(title)}</h1>${piece(body)}</main></body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+    `<title>${escape(title)} · notes</title><style>${STYLE}</style></head><body>` +
+    piece(
+      html`<header><strong>notes</strong><a href="/">Home</a><a href="/notes">Notes</a><a href="/sessions/">Session console</a>${
+        mayReadAudit(actor) ? html`<a href="/admin/audit">Audit</a>` : ""
+      }${who}</header>`,
+    ) +
+    `<main><h1>${escape(title)}</h1>${piece(body)}</main></body></html>`;
 }
 
 module.exports = { html, page, nameOf, mayReadAudit };

@@ -27,36 +27,74 @@
     // The getters below exist on the engine's own prototypes: the casts only say so.
     /** @type {import("./intrinsics").Intrinsics} */
     const I = {
-      O, S: String, N: Number, JSONs: JSON.stringify, uncurry: /** @type {import("./intrinsics").Uncurry} */ (FP.bind.bind(FP.call)), ownKeys: Reflect.ownKeys,
-      getDesc: gd, getProto: O.getPrototypeOf, objProto: O.prototype, objToString: O.prototype.toString,
-      fnToString: FP.toString, isArray: Array.isArray, join: AP.join, push: AP.push, pop: AP.pop, aIndexOf: AP.indexOf,
-      slice: SP.slice, replace: /** @type {import("./intrinsics").Intrinsics["replace"]} */ (SP.replace), sIndexOf: SP.indexOf, test: RegExp.prototype.test, reStr: RegExp.prototype.toString,
-      symStr: Symbol.prototype.toString, dateIso: Date.prototype.toISOString, mapEntries: Map.prototype.entries,
-      mapSize: /** @type {any} */ (gd(Map.prototype, "size")).get, setValues: Set.prototype.values, setSize: /** @type {any} */ (gd(Set.prototype, "size")).get,
-      isView: ArrayBuffer.isView, abSlice: ArrayBuffer.prototype.slice, taTag: /** @type {any} */ (gd(TA, Symbol.toStringTag)).get,
-      taLength: /** @type {any} */ (gd(TA, "length")).get, abByteLength: /** @type {any} */ (gd(ArrayBuffer.prototype, "byteLength")).get,
-      TypeErr: TypeError, PromiseC: Promise, parseInt: Number.parseInt, parseFloat: Number.parseFloat,
-      defineProp, create: O.create, assign: O.assign, hasOwnProperty: O.prototype.hasOwnProperty, req,
+      O,
+      S: String,
+      N: Number,
+      JSONs: JSON.stringify,
+      uncurry: /** @type {import("./intrinsics").Uncurry} */ (FP.bind.bind(FP.call)),
+      ownKeys: Reflect.ownKeys,
+      getDesc: gd,
+      getProto: O.getPrototypeOf,
+      objProto: O.prototype,
+      objToString: O.prototype.toString,
+      fnToString: FP.toString,
+      isArray: Array.isArray,
+      join: AP.join,
+      push: AP.push,
+      pop: AP.pop,
+      aIndexOf: AP.indexOf,
+      slice: SP.slice,
+      replace: /** @type {import("./intrinsics").Intrinsics["replace"]} */ (SP.replace),
+      sIndexOf: SP.indexOf,
+      test: RegExp.prototype.test,
+      reStr: RegExp.prototype.toString,
+      symStr: Symbol.prototype.toString,
+      dateIso: Date.prototype.toISOString,
+      mapEntries: Map.prototype.entries,
+      mapSize: /** @type {any} */ (gd(Map.prototype, "size")).get,
+      setValues: Set.prototype.values,
+      setSize: /** @type {any} */ (gd(Set.prototype, "size")).get,
+      isView: ArrayBuffer.isView,
+      abSlice: ArrayBuffer.prototype.slice,
+      taTag: /** @type {any} */ (gd(TA, Symbol.toStringTag)).get,
+      taLength: /** @type {any} */ (gd(TA, "length")).get,
+      abByteLength: /** @type {any} */ (gd(ArrayBuffer.prototype, "byteLength")).get,
+      TypeErr: TypeError,
+      PromiseC: Promise,
+      parseInt: Number.parseInt,
+      parseFloat: Number.parseFloat,
+      defineProp,
+      create: O.create,
+      assign: O.assign,
+      hasOwnProperty: O.prototype.hasOwnProperty,
+      req,
     };
     /**
      * @param {string} name
      * @param {unknown} value
      * @param {boolean} enumerable
      */
-    function defineGlobal(name, value, enumerable) { defineProp(globalThis, name, /** @type {PropertyDescriptor} */ ({ __proto__: null, value, writable: true, configurable: true, enumerable })); }
+    function defineGlobal(name, value, enumerable) {
+      defineProp(globalThis, name, /** @type {PropertyDescriptor} */ ({ __proto__: null, value, writable: true, configurable: true, enumerable }));
+    }
     /** @type {((args: ArrayLike<unknown>) => string) | undefined} */
     let format;
     /** @type {(level: number) => (...args: unknown[]) => void} */
     const mk = captureConsole
-      ? (level) => function () { emit(level, (format || (format = load(I)))(arguments)); }
+      ? (level) =>
+        function () {
+          emit(level, (format || (format = load(I)))(arguments));
+        }
       : () => function () {};
     /** @type {Record<string, (...args: any[]) => void>} */
     const con = { log: mk(0), info: mk(1), warn: mk(2), error: mk(3), debug: mk(4), trace: mk(4), dir: mk(0) };
     con.assert = captureConsole
-      ? function (ok, ...rest) { if (!ok) emit(3, "Assertion failed" + (rest.length ? ": " + (format || (format = load(I)))(rest) : "")); }
+      ? function (ok, ...rest) {
+        if (!ok) emit(3, "Assertion failed" + (rest.length ? ": " + (format || (format = load(I)))(rest) : ""));
+      }
       : function () {};
     defineGlobal("console", con, false);
     defineGlobal("require", req, false);
     return [I, (/** @type {string} */ s) => JSONp(s), (/** @type {ArrayBuffer} */ buf) => new U8(buf), defineGlobal];
   }
-)
+);

@@ -15,7 +15,8 @@
      * @param {string} name
      * @param {unknown} value
      */
-    const define = (name, value) => defineProp(globalThis, name, /** @type {PropertyDescriptor} */ ({ __proto__: null, value, writable: true, configurable: true, enumerable: false }));
+    const define = (name, value) =>
+      defineProp(globalThis, name, /** @type {PropertyDescriptor} */ ({ __proto__: null, value, writable: true, configurable: true, enumerable: false }));
     // Per-evaluation globals (run-file args/env): define, and put back what was there afterwards.
     /**
      * @param {string} name
@@ -41,9 +42,12 @@
     }
     // CommonJS: each file gets a require that resolves relative to itself.
     /** @param {string} file */
-    const makeRequire = (file) => function require(/** @type {string} */ spec) { return req(spec, file); };
+    const makeRequire = (file) =>
+      function require(/** @type {string} */ spec) {
+        return req(spec, file);
+      };
     /** @param {string} file */
     const newModule = (file) => ({ exports: {}, id: file, filename: file });
     return [swapGlobal, restoreGlobal, makeRequire, newModule];
   }
-)
+);

@@ -18,7 +18,7 @@
    */
   function (I, maxJson) {
     "use strict";
-    const { O, S, N, JSONs, uncurry, ownKeys, getDesc, getProto, isArray, TypeErr, PromiseC, isView } = I;
+    const { S, N, JSONs, uncurry, ownKeys, getDesc, getProto, isArray, TypeErr, PromiseC, isView } = I;
     const tag = uncurry(I.objToString), fnSrc = uncurry(I.fnToString);
     const join = uncurry(I.join), push = uncurry(I.push), pop = uncurry(I.pop), aIndexOf = uncurry(I.aIndexOf);
     const slice = uncurry(I.slice), replace = uncurry(I.replace), sIndexOf = uncurry(I.sIndexOf), test = uncurry(I.test);
@@ -27,26 +27,52 @@
     const abSlice = uncurry(I.abSlice), taTag = uncurry(I.taTag), taLength = uncurry(I.taLength), abByteLength = uncurry(I.abByteLength);
     const MAX_DEPTH = 2, MAX_ITEMS = 100, MAX_STR = 10000;
     const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+    // deno-lint-ignore no-control-regex
     const ESC = /['\\\n\r\t\u0000-\u001f\u007f]/g;
     /** @param {string} c */
-    const escChar = (c) => c === "'" ? "\\'" : c === "\\" ? "\\\\" : c === "\n" ? "\\n" : c === "\r" ? "\\r" : c === "\t" ? "\\t" : "\\x" + (c.charCodeAt(0) < 16 ? "0" : "") + c.charCodeAt(0).toString(16);
+    const escChar = (c) =>
+      c === "'"
+        ? "\\'"
+        : c === "\\"
+        ? "\\\\"
+        : c === "\n"
+        ? "\\n"
+        : c === "\r"
+        ? "\\r"
+        : c === "\t"
+        ? "\\t"
+        : "\\x" + (c.charCodeAt(0) < 16 ? "0" : "") + c.charCodeAt(0).toString(16);
     /** @param {string} s */
     function quote(s) {
       let extra = "";
-      if (s.length > MAX_STR) { extra = "... " + (s.length - MAX_STR) + " more characters"; s = slice(s, 0, MAX_STR); }
+      if (s.length > MAX_STR) {
+        extra = "... " + (s.length - MAX_STR) + " more characters";
+        s = slice(s, 0, MAX_STR);
+      }
       return "'" + replace(s, ESC, escChar) + "'" + extra;
     }
     /** @param {unknown} v */
-    function isError(v) { return tag(v) === "[object Error]"; }
+    function isError(v) {
+      return tag(v) === "[object Error]";
+    }
     /**
      * @template T, F
      * @param {() => T} f
      * @param {F} fallback
      * @returns {T | F}
      */
-    function safe(f, fallback) { try { return f(); } catch (e) { return fallback; } }
+    function safe(f, fallback) {
+      try {
+        return f();
+      } catch {
+        return fallback;
+      }
+    }
     /** @param {any} v */
-    function fnName(v) { const d = safe(() => getDesc(v, "name"), undefined); return d && typeof d.value === "string" ? d.value : ""; }
+    function fnName(v) {
+      const d = safe(() => getDesc(v, "name"), undefined);
+      return d && typeof d.value === "string" ? d.value : "";
+    }
     /**
      * @param {any} v
      * @returns {string | null}
@@ -55,7 +81,10 @@
       let p = safe(() => getProto(v), null);
       while (p !== null) {
         const d = safe(() => getDesc(p, "constructor"), undefined);
-        if (d && typeof d.value === "function") { const n = fnName(d.value); if (n) return n; }
+        if (d && typeof d.value === "function") {
+          const n = fnName(d.value);
+          if (n) return n;
+        }
         p = safe(() => getProto(p), null);
       }
       return null;
@@ -68,7 +97,9 @@
       return typeof stack === "string" && stack ? head + "\n" + replace(stack, /\n$/, "") : head;
     }
     /** @param {string | symbol} k */
-    function key(k) { return typeof k === "symbol" ? "[" + symStr(k) + "]" : test(IDENT, k) ? k : quote(k); }
+    function key(k) {
+      return typeof k === "symbol" ? "[" + symStr(k) + "]" : test(IDENT, k) ? k : quote(k);
+    }
     /**
      * @param {object} v
      * @param {number} depth
@@ -84,7 +115,10 @@
         if (skipIndexes && typeof k === "string" && N(k) >>> 0 === N(k) && S(N(k)) === k) continue;
         const d = safe(() => getDesc(v, k), undefined);
         if (!d || !d.enumerable) continue;
-        if (shown++ >= MAX_ITEMS) { push(out, "... more properties"); break; }
+        if (shown++ >= MAX_ITEMS) {
+          push(out, "... more properties");
+          break;
+        }
         let s;
         if ("value" in d) s = inspect(d.value, depth + 1, seen, true);
         else s = d.get ? (d.set ? "[Getter/Setter]" : "[Getter]") : "[Setter]";
@@ -110,12 +144,18 @@
      */
     function inspect(v, depth, seen, nested) {
       switch (typeof v) {
-        case "string": return nested ? quote(v) : v;
-        case "number": return v === 0 && 1 / v < 0 ? "-0" : S(v);
-        case "bigint": return S(v) + "n";
-        case "symbol": return symStr(v);
-        case "undefined": return "undefined";
-        case "boolean": return v ? "true" : "false";
+        case "string":
+          return nested ? quote(v) : v;
+        case "number":
+          return v === 0 && 1 / v < 0 ? "-0" : S(v);
+        case "bigint":
+          return S(v) + "n";
+        case "symbol":
+          return symStr(v);
+        case "undefined":
+          return "undefined";
+        case "boolean":
+          return v ? "true" : "false";
         case "function": {
           const src = safe(() => fnSrc(v), "");
           const n = fnName(v);
@@ -140,7 +180,10 @@
         if (isArr) {
           const len = safe(() => v.length, 0);
           const n = len < MAX_ITEMS ? len : MAX_ITEMS;
-          for (let i = 0; i < n; i++) { const d = safe(() => getDesc(v, i), undefined); push(out, d === undefined ? "<empty>" : "value" in d ? inspect(d.value, depth + 1, seen, true) : "[Getter]"); }
+          for (let i = 0; i < n; i++) {
+            const d = safe(() => getDesc(v, i), undefined);
+            push(out, d === undefined ? "<empty>" : "value" in d ? inspect(d.value, depth + 1, seen, true) : "[Getter]");
+          }
           if (len > MAX_ITEMS) push(out, "... " + (len - MAX_ITEMS) + " more items");
           props(v, depth, seen, out, true);
           return braces(name === "Array" ? "" : (name || "[Array: null prototype]") + "(" + len + ")", out, "[", "]");
@@ -154,12 +197,24 @@
         if (t === "[object ArrayBuffer]") return "ArrayBuffer { byteLength: " + abByteLength(v) + " }";
         if (t === "[object Map]") {
           let i = 0;
-          for (const [k, val] of mapEntries(v)) { if (i++ >= MAX_ITEMS) { push(out, "..."); break; } push(out, inspect(k, depth + 1, seen, true) + " => " + inspect(val, depth + 1, seen, true)); }
+          for (const [k, val] of mapEntries(v)) {
+            if (i++ >= MAX_ITEMS) {
+              push(out, "...");
+              break;
+            }
+            push(out, inspect(k, depth + 1, seen, true) + " => " + inspect(val, depth + 1, seen, true));
+          }
           return braces("Map(" + mapSize(v) + ")", out, "{", "}");
         }
         if (t === "[object Set]") {
           let i = 0;
-          for (const val of setValues(v)) { if (i++ >= MAX_ITEMS) { push(out, "..."); break; } push(out, inspect(val, depth + 1, seen, true)); }
+          for (const val of setValues(v)) {
+            if (i++ >= MAX_ITEMS) {
+              push(out, "...");
+              break;
+            }
+            push(out, inspect(val, depth + 1, seen, true));
+          }
           return braces("Set(" + setSize(v) + ")", out, "{", "}");
         }
         props(v, depth, seen, out, false);
@@ -171,7 +226,9 @@
       }
     }
     /** @param {unknown} v */
-    function toInspect(v) { return safe(() => inspect(v, 0, [], true), "[uninspectable]"); }
+    function toInspect(v) {
+      return safe(() => inspect(v, 0, [], true), "[uninspectable]");
+    }
     /** @param {ArrayLike<unknown>} args A console call's arguments. */
     function format(args) {
       /** @type {string[]} */
@@ -179,20 +236,30 @@
       let i = 0;
       if (typeof args[0] === "string" && args.length > 1 && sIndexOf(args[0], "%") >= 0) {
         i = 1;
-        push(out, replace(args[0], /%[sdifjoOc%]/g, (m) => {
-          if (m === "%%") return "%";
-          if (i >= args.length) return m;
-          const a = args[i++];
-          // parseInt/parseFloat take any value (they convert it to a string): the casts say so.
-          switch (m) {
-            case "%s": return typeof a === "string" ? a : inspect(a, 1, [], true);
-            case "%d": case "%i": return typeof a === "object" ? "NaN" : S(m === "%i" ? I.parseInt(/** @type {string} */ (a)) : N(a));
-            case "%f": return S(I.parseFloat(/** @type {string} */ (a)));
-            case "%j": return safe(() => JSONs(a), "[Circular]");
-            case "%c": return "";
-            default: return inspect(a, 0, [], true);
-          }
-        }));
+        push(
+          out,
+          replace(args[0], /%[sdifjoOc%]/g, (m) => {
+            if (m === "%%") return "%";
+            if (i >= args.length) return m;
+            const a = args[i++];
+            // parseInt/parseFloat take any value (they convert it to a string): the casts say so.
+            switch (m) {
+              case "%s":
+                return typeof a === "string" ? a : inspect(a, 1, [], true);
+              case "%d":
+              case "%i":
+                return typeof a === "object" ? "NaN" : S(m === "%i" ? I.parseInt(/** @type {string} */ (a)) : N(a));
+              case "%f":
+                return S(I.parseFloat(/** @type {string} */ (a)));
+              case "%j":
+                return safe(() => JSONs(a), "[Circular]");
+              case "%c":
+                return "";
+              default:
+                return inspect(a, 0, [], true);
+            }
+          }),
+        );
       }
       for (; i < args.length; i++) push(out, safe(() => inspect(args[i], 0, [], false), "[uninspectable]"));
       return join(out, " ");
@@ -212,7 +279,11 @@
     function describe(v) {
       const preview = toInspect(v);
       let json;
-      try { json = JSONs(v); } catch (e) { json = undefined; }
+      try {
+        json = JSONs(v);
+      } catch {
+        json = undefined;
+      }
       const head = "[" + JSONs(typeName(v)) + "," + JSONs(preview);
       return typeof json === "string" && json.length <= maxJson ? head + "," + json + "]" : head + "]";
     }
@@ -240,4 +311,4 @@
     }
     return [format, describe, describeError, toHost];
   }
-)
+);

@@ -7,10 +7,14 @@
 "use strict";
 const host = require("httpmod:host"), key = host.claim();
 const freeze = Object.freeze, made = new WeakSet(), handlers = [];
-const ErrorC = Error, TypeErrorC = TypeError, isArray = Array.isArray, stringify = JSON.stringify;
+const ErrorC = Error, TypeErrorC = TypeError, stringify = JSON.stringify;
 const own = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 
-function brand(o) { freeze(o); made.add(o); return o; }
+function brand(o) {
+  freeze(o);
+  made.add(o);
+  return o;
+}
 
 /** "file:line:column" of the script's call, from the first stack frame outside this module. */
 function where() {
@@ -24,8 +28,11 @@ function where() {
 
 /** Calls the host; a refusal becomes an Error naming the script's file and line. */
 function toHost(fn, data, at) {
-  try { return fn(key, data); }
-  catch (e) { throw new ErrorC(String(e && /** @type {any} */ (e).message || e) + " (at " + at + ")"); }
+  try {
+    return fn(key, data);
+  } catch (e) {
+    throw new ErrorC(String(e && /** @type {any} */ (e).message || e) + " (at " + at + ")");
+  }
 }
 
 function userSpec(required) {
@@ -37,9 +44,15 @@ const user = () => userSpec(false);
 
 function resourceSpec(data) {
   const spec = {
-    idFromParam(name) { return resourceSpec({ ...data, idParam: String(name) }); },
-    tenantFromParam(name) { return resourceSpec({ ...data, tenantParam: String(name) }); },
-    mustExist() { return resourceSpec({ ...data, mustExist: true }); },
+    idFromParam(name) {
+      return resourceSpec({ ...data, idParam: String(name) });
+    },
+    tenantFromParam(name) {
+      return resourceSpec({ ...data, tenantParam: String(name) });
+    },
+    mustExist() {
+      return resourceSpec({ ...data, mustExist: true });
+    },
   };
   Object.defineProperty(spec, "__spec", { value: freeze({ ...data, kind: "resource" }) });
   return brand(spec);
@@ -67,7 +80,10 @@ function unready(stage, method, pattern) {
   return new Proxy(stage, {
     get(target, name, receiver) {
       if (name === "handle" && !own(target, name)) {
-        throw new TypeErrorC(call + ".handle is not a function before the route's plan is declared: use " + call + SHOW + " or " + call + ".auth(httpmod.user().required()).allow(action).handle(...)");
+        throw new TypeErrorC(
+          call + ".handle is not a function before the route's plan is declared: use " + call + SHOW + " or " + call +
+            ".auth(httpmod.user().required()).allow(action).handle(...)",
+        );
       }
       return Reflect.get(target, name, receiver);
     },
@@ -75,28 +91,46 @@ function unready(stage, method, pattern) {
 }
 
 function started(plan) {
-  return unready(brand({
-    public() { return ready({ ...plan, public: true }); },
-    auth(spec) { return policy({ ...plan, public: false, auth: { required: !!specOf(spec, "user", ".auth(userSpec)").required } }); },
-  }), plan.method, plan.pattern);
+  return unready(
+    brand({
+      public() {
+        return ready({ ...plan, public: true });
+      },
+      auth(spec) {
+        return policy({ ...plan, public: false, auth: { required: !!specOf(spec, "user", ".auth(userSpec)").required } });
+      },
+    }),
+    plan.method,
+    plan.pattern,
+  );
 }
 function policy(plan) {
-  return unready(brand({
-    resource(spec) {
-      if (plan.action !== undefined) throw new TypeErrorC(".resource(...) must come before .allow(action)");
-      return policy({ ...plan, resources: [...plan.resources, specOf(spec, "resource", ".resource(resourceSpec)")] });
-    },
-    csrf() { return policy({ ...plan, csrf: true }); },
-    audit(event) { return policy({ ...plan, audit: String(event) }); },
-    allow(action) {
-      if (typeof action !== "string" || action === "") throw new TypeErrorC(".allow(action): action must be a non-empty string");
-      return ready({ ...plan, action });
-    },
-  }), plan.method, plan.pattern);
+  return unready(
+    brand({
+      resource(spec) {
+        if (plan.action !== undefined) throw new TypeErrorC(".resource(...) must come before .allow(action)");
+        return policy({ ...plan, resources: [...plan.resources, specOf(spec, "resource", ".resource(resourceSpec)")] });
+      },
+      csrf() {
+        return policy({ ...plan, csrf: true });
+      },
+      audit(event) {
+        return policy({ ...plan, audit: String(event) });
+      },
+      allow(action) {
+        if (typeof action !== "string" || action === "") throw new TypeErrorC(".allow(action): action must be a non-empty string");
+        return ready({ ...plan, action });
+      },
+    }),
+    plan.method,
+    plan.pattern,
+  );
 }
 function ready(plan) {
   return brand({
-    audit(event) { return ready({ ...plan, audit: String(event) }); },
+    audit(event) {
+      return ready({ ...plan, audit: String(event) });
+    },
     handle(handler) {
       if (typeof handler !== "function") throw new TypeErrorC(".handle(handler): handler must be a function");
       const at = where();
@@ -116,9 +150,12 @@ function ready(plan) {
 }
 
 function verb(method) {
-  return function (pattern, handler) {
+  return function (pattern, _handler) {
     if (arguments.length > 1) {
-      throw new TypeErrorC("app." + method.toLowerCase() + "(pattern, handler) was removed: declare the route's plan, e.g. app." + method.toLowerCase() + "(" + stringify(String(pattern)) + ")" + SHOW + " or .auth(httpmod.user().required()).allow(action).handle(...)");
+      throw new TypeErrorC(
+        "app." + method.toLowerCase() + "(pattern, handler) was removed: declare the route's plan, e.g. app." + method.toLowerCase() + "(" +
+          stringify(String(pattern)) + ")" + SHOW + " or .auth(httpmod.user().required()).allow(action).handle(...)",
+      );
     }
     return routeBuilder(method, pattern);
   };
@@ -137,12 +174,35 @@ function mountOptions(options, at) {
 
 function app() {
   const a = {
-    get: verb("GET"), post: verb("POST"), put: verb("PUT"), patch: verb("PATCH"), delete: verb("DELETE"), all: verb("ALL"),
-    route(method, pattern) { return routeBuilder(method, pattern); },
-    mount(prefix, mountable, options) { const at = where(); toHost(host.mount, { prefix, mountable, ...mountOptions(options, at), at }, at); return a; },
-    mountHandler(prefix, mountable, options) { const at = where(); toHost(host.mount, { prefix, mountable, ...mountOptions(options, at), at }, at); return a; },
-    static(prefix, directory) { const at = where(); toHost(host.static, { prefix, directory, at }, at); return a; },
-    staticFromAssetsModule(prefix, assets, root) { const at = where(); toHost(host.staticAssets, { prefix, assets, root: root === undefined ? "" : root, at }, at); return a; },
+    get: verb("GET"),
+    post: verb("POST"),
+    put: verb("PUT"),
+    patch: verb("PATCH"),
+    delete: verb("DELETE"),
+    all: verb("ALL"),
+    route(method, pattern) {
+      return routeBuilder(method, pattern);
+    },
+    mount(prefix, mountable, options) {
+      const at = where();
+      toHost(host.mount, { prefix, mountable, ...mountOptions(options, at), at }, at);
+      return a;
+    },
+    mountHandler(prefix, mountable, options) {
+      const at = where();
+      toHost(host.mount, { prefix, mountable, ...mountOptions(options, at), at }, at);
+      return a;
+    },
+    static(prefix, directory) {
+      const at = where();
+      toHost(host.static, { prefix, directory, at }, at);
+      return a;
+    },
+    staticFromAssetsModule(prefix, assets, root) {
+      const at = where();
+      toHost(host.staticAssets, { prefix, assets, root: root === undefined ? "" : root, at }, at);
+      return a;
+    },
   };
   return freeze(a);
 }
@@ -157,7 +217,7 @@ function app() {
 const STATE = Symbol("state");
 const parse = JSON.parse, defineProperty = Object.defineProperty;
 /** Content types the helpers set, by code (0: none); codes 0-3 have a compact answer. */
-const TYPES = ["","text/plain; charset=utf-8","text/html; charset=utf-8","application/json"].concat("application/octet-stream");
+const TYPES = ["", "text/plain; charset=utf-8", "text/html; charset=utf-8", "application/json"].concat("application/octet-stream");
 const T_NONE = 0, T_TEXT = 1, T_HTML = 2, T_JSON = 3, T_BYTES = 4;
 /** The compact answer's first character by type code, then the same with the session read. */
 const COMPACT = ["\x01", "\x02", "\x03", "\x04", "\x05", "\x06", "\x07", "\x08"];
@@ -173,8 +233,14 @@ function textType(text) {
  * headers a script set stay null until it sets one; the helpers' content type is kept apart
  * (`type`) and goes after them, where it was pushed when the answer finished. */
 class Res {
-  constructor() { this[STATE] = { status: 200, headers: null, type: T_NONE, body: null, sent: false, bytes: false, render: undefined }; freeze(this); }
-  status(code) { open(this).status = code; return this; }
+  constructor() {
+    this[STATE] = { status: 200, headers: null, type: T_NONE, body: null, sent: false, bytes: false, render: undefined };
+    freeze(this);
+  }
+  status(code) {
+    open(this).status = code;
+    return this;
+  }
   set(name, value) {
     const s = open(this), n = String(name);
     if (s.headers === null) s.headers = [];
@@ -182,8 +248,12 @@ class Res {
     s.headers.push([n, String(value)]);
     return this;
   }
-  type(contentType) { return this.set("content-type", contentType); }
-  json(value) { finish(this, value === undefined ? "null" : stringify(value), T_JSON); }
+  type(contentType) {
+    return this.set("content-type", contentType);
+  }
+  json(value) {
+    finish(this, value === undefined ? "null" : stringify(value), T_JSON);
+  }
   send(value) {
     if (value instanceof Uint8Array || value instanceof ArrayBuffer) {
       host.bytes(key, value instanceof ArrayBuffer ? new Uint8Array(value) : value);
@@ -206,7 +276,10 @@ class Res {
     this.status(status).set("location", String(url));
     finish(this, "", T_NONE);
   }
-  end() { const s = this[STATE]; finish(this, s.body === null ? "" : s.body, T_NONE); }
+  end() {
+    const s = this[STATE];
+    finish(this, s.body === null ? "" : s.body, T_NONE);
+  }
 }
 freeze(Res.prototype);
 
@@ -230,11 +303,19 @@ function finish(res, body, type) {
 /** The planned handler's first argument (spec: PlannedContext). */
 class PlannedContext {
   constructor(input) {
-    this.request = input.request; this.actor = input.actor; this.body = input.request.body; this.params = input.request.params;
-    this.resources = input.resources || {}; this.action = input.action; this.routeName = input.routeName; this.csrfToken = input.csrfToken;
+    this.request = input.request;
+    this.actor = input.actor;
+    this.body = input.request.body;
+    this.params = input.request.params;
+    this.resources = input.resources || {};
+    this.action = input.action;
+    this.routeName = input.routeName;
+    this.csrfToken = input.csrfToken;
     freeze(this);
   }
-  resource(name) { return own(this.resources, name) ? this.resources[name] : null; }
+  resource(name) {
+    return own(this.resources, name) ? this.resources[name] : null;
+  }
 }
 freeze(PlannedContext.prototype);
 
@@ -262,7 +343,13 @@ function dispatch(index, text) {
   // Reading the session is what gives a new session its cookie (apps/routes/session.ts).
   const session = request.session;
   let used = false;
-  defineProperty(request, "session", { get() { used = true; return session; }, enumerable: true });
+  defineProperty(request, "session", {
+    get() {
+      used = true;
+      return session;
+    },
+    enumerable: true,
+  });
   // Every script route is planned (the handler-only overload is gone): handlers get (ctx, res).
   const out = handler(new PlannedContext(input), res);
   if (out !== null && typeof out === "object" && typeof out.then === "function") return out.then((v) => complete(res, v, used));

@@ -3,7 +3,7 @@
  * spawner; one request spins for 2 s while others are timed. Prints nothing; returns what it saw.
  */
 import { createRouteHost } from "../../core/host.ts";
-import { threadScriptRuntime, type SpawnScriptThread } from "../runtime.ts";
+import { type SpawnScriptThread, threadScriptRuntime } from "../runtime.ts";
 
 const SCRIPT = `const app = require("httpmod").app();
 app.get("/spin").public().handle(() => { const end = Date.now() + 2000; while (Date.now() < end) {} return "spun"; });
@@ -11,7 +11,10 @@ app.get("/fast/:n").public().handle((ctx) => "fast " + ctx.params.n);
 app.get("/hang").public().handle(() => "x".repeat(1e8).indexOf("y"));`;
 
 export async function responsiveness(spawn: SpawnScriptThread) {
-  const host = createRouteHost({ dev: true, runtime: (natives) => threadScriptRuntime(spawn, { natives, limits: { cpuMs: 5000, wallMs: 2500, memMb: 256 }, threads: 2, graceMs: 300 }) });
+  const host = createRouteHost({
+    dev: true,
+    runtime: (natives) => threadScriptRuntime(spawn, { natives, limits: { cpuMs: 5000, wallMs: 2500, memMb: 256 }, threads: 2, graceMs: 300 }),
+  });
   await host.loadScript({ entry: "/app.js", files: { "/app.js": SCRIPT } });
   await host.ready();
   const get = async (path: string) => {
@@ -34,7 +37,10 @@ export async function responsiveness(spawn: SpawnScriptThread) {
 
   // A native operation QuickJS cannot interrupt (~1 s here) on a host whose handlers get 100 ms:
   // the watchdog replaces the thread, and the host keeps serving.
-  const strict = createRouteHost({ dev: true, runtime: (natives) => threadScriptRuntime(spawn, { natives, limits: { cpuMs: 100, wallMs: 100, memMb: 256 }, threads: 1, graceMs: 300 }) });
+  const strict = createRouteHost({
+    dev: true,
+    runtime: (natives) => threadScriptRuntime(spawn, { natives, limits: { cpuMs: 100, wallMs: 100, memMb: 256 }, threads: 1, graceMs: 300 }),
+  });
   await strict.loadScript({ entry: "/app.js", files: { "/app.js": SCRIPT } });
   const call = async (path: string) => {
     const res = await strict.fetch(new Request(`http://host.test${path}`));

@@ -13,7 +13,7 @@
  *   the `env` module and run-file's `env` global.
  */
 import type { NativeModule, NativeModuleSource } from "#lib/sandbox";
-import { LiveRuntimeError, MODULE_CATALOG, type CapabilityKind, type LiveRuntimeOptions, type ModuleName, type SessionSpec } from "../types.ts";
+import { type CapabilityKind, LiveRuntimeError, type LiveRuntimeOptions, MODULE_CATALOG, type ModuleName, type SessionSpec } from "../types.ts";
 import { envModule, visibleEnv } from "./env.ts";
 import { fsModule, writableDirectories } from "./fs.ts";
 import { httpModule, parseNetRule } from "./http.ts";

@@ -9,7 +9,7 @@
  */
 import { CodedError } from "#lib/errors";
 import { resolveRelativePath } from "#lib/files";
-import { FileTreeError, type FileTree } from "#lib/files";
+import { type FileTree, FileTreeError } from "#lib/files";
 import type { HostValue, NativeModule } from "#lib/sandbox";
 
 export interface FsModuleOptions {
@@ -59,7 +59,8 @@ function textArg(v: HostValue): string {
 }
 
 function flag(options: HostValue, name: string): boolean {
-  return options !== null && typeof options === "object" && !Array.isArray(options) && !(options instanceof Uint8Array) && (options as Record<string, HostValue>)[name] === true;
+  return options !== null && typeof options === "object" && !Array.isArray(options) && !(options instanceof Uint8Array) &&
+    (options as Record<string, HostValue>)[name] === true;
 }
 
 export function fsModule(o: FsModuleOptions): NativeModule {
@@ -74,16 +75,14 @@ export function fsModule(o: FsModuleOptions): NativeModule {
     return r;
   };
   /** A module function: async (so every failure is a rejection), errors translated. */
-  const op =
-    (name: string, fn: (path: string, a: HostValue) => Promise<HostValue | void>) =>
-    async (p: HostValue, a: HostValue): Promise<HostValue | void> => {
-      const path = p === undefined && name === "scandir" ? "." : pathArg(p);
-      try {
-        return await fn(path, a);
-      } catch (err) {
-        return translate(err, name, path);
-      }
-    };
+  const op = (name: string, fn: (path: string, a: HostValue) => Promise<HostValue | void>) => async (p: HostValue, a: HostValue): Promise<HostValue | void> => {
+    const path = p === undefined && name === "scandir" ? "." : pathArg(p);
+    try {
+      return await fn(path, a);
+    } catch (err) {
+      return translate(err, name, path);
+    }
+  };
   const parentMissing = async (r: string) => {
     const i = r.lastIndexOf("/");
     return i > 0 && (await tree.kind(root, r.slice(0, i))) !== "directory";

@@ -101,7 +101,7 @@ export function httpModule(o: HttpModuleOptions): NativeModule {
         else if (init.body !== undefined && init.body !== null) throw new TypeError("fetch: body must be a string or a Uint8Array");
         const signal = AbortSignal.timeout(o.timeoutMs);
         try {
-          for (let redirects = 0; ; redirects++) {
+          for (let redirects = 0;; redirects++) {
             const response = await o.fetch(url, { method, headers, body, redirect: "manual", signal });
             const location = response.headers.get("location");
             const next = response.status >= 300 && response.status < 400 && location ? new URL(location, url) : undefined;

@@ -5,7 +5,7 @@ import { memoryFileTree } from "#lib/files";
 import type { HostValue, NativeFunction, NativeModule } from "#lib/sandbox";
 import { visibleEnv } from "./env.ts";
 import { fsModule } from "./fs.ts";
-import { hostAllowed, httpModule, parseNetRule, type HttpModuleOptions } from "./http.ts";
+import { hostAllowed, httpModule, type HttpModuleOptions, parseNetRule } from "./http.ts";
 import * as path from "./path.ts";
 
 const fn = (m: NativeModule, name: string) => m.functions![name] as NativeFunction;

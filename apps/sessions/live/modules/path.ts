@@ -132,7 +132,9 @@ export function pathModule(): NativeModule {
       relative: (from, to) => relative(str("from", from), str("to", to)),
       parse: (p) => ({ ...parse(str("path", p)) }),
       format: (p) => {
-        if (p === null || typeof p !== "object" || Array.isArray(p) || p instanceof Uint8Array) throw new TypeError('The "pathObject" argument must be an object');
+        if (p === null || typeof p !== "object" || Array.isArray(p) || p instanceof Uint8Array) {
+          throw new TypeError('The "pathObject" argument must be an object');
+        }
         const o = p as Record<string, HostValue>;
         const field = (k: string) => (typeof o[k] === "string" ? (o[k] as string) : undefined);
         return format({ root: field("root"), dir: field("dir"), base: field("base"), name: field("name"), ext: field("ext") });

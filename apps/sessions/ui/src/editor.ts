@@ -83,7 +83,13 @@ export function jsonEditor(parent: HTMLElement, doc: string, label: string): Cod
     parent,
     state: EditorState.create({
       doc,
-      extensions: [lineNumbers(), ...base, keymap.of([...defaultKeymap, ...historyKeymap]), javascript(), EditorView.contentAttributes.of({ "aria-label": label })],
+      extensions: [
+        lineNumbers(),
+        ...base,
+        keymap.of([...defaultKeymap, ...historyKeymap]),
+        javascript(),
+        EditorView.contentAttributes.of({ "aria-label": label }),
+      ],
     }),
   });
   return { view, value: () => view.state.doc.toString() };

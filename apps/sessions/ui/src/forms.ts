@@ -13,10 +13,18 @@ function labelOf(el: HTMLInputElement): string {
  * reported in the page's error banner (and focused). True when the form may be sent.
  */
 export function formReady(form: HTMLFormElement, report: Report): boolean {
-  const bad = [...form.elements].find((el) => (el as HTMLInputElement).willValidate && !(el as HTMLInputElement).checkValidity()) as HTMLInputElement | undefined;
+  const bad = [...form.elements].find((el) => (el as HTMLInputElement).willValidate && !(el as HTMLInputElement).checkValidity()) as
+    | HTMLInputElement
+    | undefined;
   if (!bad) return true;
   const what = labelOf(bad);
-  report(new ApiFailure(0, "REQUIRED", bad.validity.valueMissing ? `${what[0]!.toUpperCase()}${what.slice(1)} is empty: fill it in first.` : `${what}: ${bad.validationMessage}`));
+  report(
+    new ApiFailure(
+      0,
+      "REQUIRED",
+      bad.validity.valueMissing ? `${what[0]!.toUpperCase()}${what.slice(1)} is empty: fill it in first.` : `${what}: ${bad.validationMessage}`,
+    ),
+  );
   bad.focus();
   return false;
 }

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /**
  * The session service's web UI (Preact with htm templates: no JSX build step). Views by URL hash:
  * `#/templates[/id]`, `#/sessions`, `#/sessions/<id>` (the console). It talks only to the public

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /** How a view hands an error to the page, and the banner that shows it (with the API's code). */
 import { html } from "htm/preact";
 import { ApiFailure } from "./api.ts";

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /** A session's executions, newest first; a row opens to its stored events. */
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";

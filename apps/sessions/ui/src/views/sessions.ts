@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /** `#/sessions`: the new-session form (and, without a disk, worktree file uploads) and the session list. */
 import { html } from "htm/preact";
 import { useCallback, useEffect, useState } from "preact/hooks";

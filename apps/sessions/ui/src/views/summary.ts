@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /** The header's runtime line: live sessions and the daemon's memory, polled every 2 s. */
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";

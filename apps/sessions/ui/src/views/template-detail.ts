@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /** One template's settings (a JSON editor), capabilities, startup files, modules and libraries. */
 import { html } from "htm/preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";

@@ -1,3 +1,4 @@
+// deno-fmt-ignore-file -- its html`` (or css``, sql``) templates are what it sends: the formatter would reflow them
 /** `#/templates[/id]`: the template list and create form, with the selected template's detail beside it. */
 import { html } from "htm/preact";
 import { useCallback, useEffect, useState } from "preact/hooks";
