@@ -4,35 +4,25 @@
  * another origin, driven by openid-client. Discovery, the flow itself and silent authentication
  * are in idp-code-flow.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import {
   ALICE_SUB,
   authRequest,
   client,
   codeFlow,
-  failOnServerErrors,
   getAuthorize,
-  type Idp,
   interactiveLogin,
   redeem,
   REDIRECT_URI,
   rejection,
   rp,
-  startIdp,
+  useProvider,
   userinfo,
   WEB_APP_SECRET,
 } from "./idp-helpers.ts";
 
-let idp: Idp;
-let config: client.Configuration;
-
-failOnServerErrors();
-beforeAll(async () => {
-  idp = await startIdp();
-  config = await rp(idp.issuer);
-});
-afterAll(() => idp?.svc.stop());
+const idp = useProvider();
 
 describe("client rules", () => {
   it("public-spa without PKCE gets an invalid_request error redirect with state and iss", async () => {
@@ -55,7 +45,7 @@ describe("client rules", () => {
   });
 
   it("a code issued to dev-client cannot be redeemed by web-app", async () => {
-    const request = await authRequest(config);
+    const request = await authRequest(idp.config);
     const { callback } = await interactiveLogin(request.url, "alice");
     const webApp = await rp(idp.issuer, "web-app", client.ClientSecretBasic(WEB_APP_SECRET));
     const err = await rejection(redeem(webApp, callback, request));
@@ -64,19 +54,19 @@ describe("client rules", () => {
   });
 
   it("a replayed code is invalid_grant and revokes the tokens it issued", async () => {
-    const request = await authRequest(config);
+    const request = await authRequest(idp.config);
     const { callback } = await interactiveLogin(request.url, "alice");
-    const first = await redeem(config, callback, request);
+    const first = await redeem(idp.config, callback, request);
     const ok = await userinfo(`${idp.base}/userinfo`, `Bearer ${first.access_token}`);
     expect(ok.status).toBe(200);
-    const err = await rejection(redeem(config, callback, request));
+    const err = await rejection(redeem(idp.config, callback, request));
     expect(err.error).toBe("invalid_grant");
     const revoked = await userinfo(`${idp.base}/userinfo`, `Bearer ${first.access_token}`);
     expect(revoked.status).toBe(401);
   });
 
   it("an unregistered redirect_uri gets a 400 page and no redirect", async () => {
-    const request = await authRequest(config, { redirectUri: "http://evil.test/callback" });
+    const request = await authRequest(idp.config, { redirectUri: "http://evil.test/callback" });
     const res = await getAuthorize(request.url);
     expect(res.status).toBe(400);
     expect(res.headers.get("location")).toBeNull();
@@ -86,7 +76,7 @@ describe("client rules", () => {
 
   it("a redirect_uri registered only for another client is refused for dev-client", async () => {
     // http://localhost:8080/callback belongs to public-spa and web-app, not dev-client.
-    const request = await authRequest(config, { redirectUri: "http://localhost:8080/callback" });
+    const request = await authRequest(idp.config, { redirectUri: "http://localhost:8080/callback" });
     const res = await getAuthorize(request.url);
     expect(res.status).toBe(400);
     expect(res.headers.get("location")).toBeNull();
@@ -94,7 +84,7 @@ describe("client rules", () => {
   });
 
   it("an unknown client gets a 400 page", async () => {
-    const request = await authRequest(config);
+    const request = await authRequest(idp.config);
     request.url.searchParams.set("client_id", "no-such-client");
     const res = await getAuthorize(request.url);
     expect(res.status).toBe(400);
@@ -127,7 +117,7 @@ describe("client rules", () => {
 describe("a single-page app on another origin", () => {
   it("a loopback redirect URI on another port, the fragment, extra claims, and CORS at token and userinfo", async () => {
     const origin = "http://127.0.0.1:4173"; // the port differs from the registered 127.0.0.1:3000
-    const request = await authRequest(config, { redirectUri: `${origin}/callback`, params: { response_mode: "fragment" } });
+    const request = await authRequest(idp.config, { redirectUri: `${origin}/callback`, params: { response_mode: "fragment" } });
     const form = new URLSearchParams(request.url.searchParams);
     form.set("login", "alice");
     form.set("extra_claims", '{"roles": ["tester"]}');

@@ -4,7 +4,7 @@
  * seeded users and silent authentication (prompt, max_age, login_hint). Client rules and a
  * single-page app on another origin are in idp-code-flow-clients.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import {
   advanceClock,
@@ -13,20 +13,17 @@ import {
   client,
   codeFlow,
   debugJson,
-  failOnServerErrors,
   getAuthorize,
   getJson,
-  type Idp,
   inputByName,
   interactiveLogin,
   postLogin,
   redeem,
   REDIRECT_URI,
   rejection,
-  rp,
   sessionCookie,
   sessionSetCookie,
-  startIdp,
+  useProvider,
 } from "./idp-helpers.ts";
 
 // Seeded users with every field the spec names (inline YAML, as IDP_USERS carries it).
@@ -53,15 +50,7 @@ const USERS_YAML = `users:
     category: QA people
 `;
 
-let idp: Idp;
-let config: client.Configuration;
-
-failOnServerErrors();
-beforeAll(async () => {
-  idp = await startIdp({ IDP_USERS: USERS_YAML });
-  config = await rp(idp.issuer);
-});
-afterAll(() => idp?.svc.stop());
+const idp = useProvider({ IDP_USERS: USERS_YAML });
 
 describe("discovery and keys", () => {
   it("advertises the issuer, endpoints, grants, PKCE methods and DPoP algorithms", async () => {
@@ -102,7 +91,7 @@ describe("discovery and keys", () => {
   });
 
   it("openid-client accepts the discovery document", () => {
-    const m = config.serverMetadata();
+    const m = idp.config.serverMetadata();
     expect(m.issuer).toBe(idp.issuer);
     expect(m.token_endpoint).toBe(`${idp.issuer}/token`);
   });
@@ -122,7 +111,7 @@ describe("discovery and keys", () => {
 describe("authorization code flow", () => {
   it("S256 PKCE with state and nonce: alice gets a verified ID token with the synthetic claims", async () => {
     const before = Math.floor(Date.now() / 1000);
-    const { tokens, callback, request } = await codeFlow(config, { pkce: "S256" });
+    const { tokens, callback, request } = await codeFlow(idp.config, { pkce: "S256" });
     expect(callback.origin + callback.pathname).toBe(REDIRECT_URI);
     expect(callback.searchParams.get("state")).toBe(request.state);
     expect(callback.searchParams.get("iss")).toBe(idp.issuer);
@@ -150,7 +139,7 @@ describe("authorization code flow", () => {
   });
 
   it("the token response is not cacheable", async () => {
-    const request = await authRequest(config);
+    const request = await authRequest(idp.config);
     const { callback } = await interactiveLogin(request.url, "alice");
     const res = await fetch(`${idp.base}/token`, {
       method: "POST",
@@ -171,19 +160,19 @@ describe("authorization code flow", () => {
   });
 
   it("plain PKCE works too", async () => {
-    const { claims } = await codeFlow(config, { pkce: "plain" });
+    const { claims } = await codeFlow(idp.config, { pkce: "plain" });
     expect(claims.sub).toBe(ALICE_SUB);
   });
 
   it("the login is trimmed and lower-cased: '  Alice ' is alice", async () => {
-    const { claims } = await codeFlow(config, { login: "  Alice " });
+    const { claims } = await codeFlow(idp.config, { login: "  Alice " });
     expect(claims.sub).toBe(ALICE_SUB);
     expect(claims.email).toBe("alice@example.test");
     expect(claims.name).toBe("alice");
   });
 
   it("a login with @ is its own email and its local part is the name", async () => {
-    const { claims } = await codeFlow(config, { login: "Zoe.Q@Example.Org" });
+    const { claims } = await codeFlow(idp.config, { login: "Zoe.Q@Example.Org" });
     expect(claims.email).toBe("zoe.q@example.org");
     expect(claims.name).toBe("zoe.q");
     expect(claims.sub).toMatch(/^user-[A-Za-z0-9_-]{22}$/);
@@ -191,8 +180,8 @@ describe("authorization code flow", () => {
   });
 
   it("userinfo returns sub, email, email_verified and name for the access token", async () => {
-    const { tokens, claims } = await codeFlow(config);
-    const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+    const { tokens, claims } = await codeFlow(idp.config);
+    const info = await client.fetchUserInfo(idp.config, tokens.access_token, claims.sub);
     expect(info.sub).toBe(ALICE_SUB);
     expect(info.email).toBe("alice@example.test");
     expect(info.email_verified).toBe(claims.email_verified);
@@ -200,7 +189,7 @@ describe("authorization code flow", () => {
   });
 
   it("sets an HttpOnly, SameSite=Lax, non-Secure idp_session cookie on Path=/", async () => {
-    const request = await authRequest(config);
+    const request = await authRequest(idp.config);
     await getAuthorize(request.url);
     const res = await postLogin(request.url, "alice");
     expect(res.status).toBe(302);
@@ -215,7 +204,7 @@ describe("authorization code flow", () => {
 
 describe("seeded users (IDP_USERS)", () => {
   it("a seeded user's helper fields, extra claims and omissions show in the ID token and userinfo", async () => {
-    const { tokens, claims } = await codeFlow(config, { login: "carol", password: "s3cret-pw" });
+    const { tokens, claims } = await codeFlow(idp.config, { login: "carol", password: "s3cret-pw" });
     const expected = {
       sub: "seeded-carol-0001",
       email: "carol@corp.test",
@@ -229,19 +218,19 @@ describe("seeded users (IDP_USERS)", () => {
     };
     expect(claims).toMatchObject(expected);
     expect(claims).not.toHaveProperty("locale");
-    const info = await client.fetchUserInfo(config, tokens.access_token, "seeded-carol-0001");
+    const info = await client.fetchUserInfo(idp.config, tokens.access_token, "seeded-carol-0001");
     expect(info).toMatchObject(expected);
     expect(info).not.toHaveProperty("locale");
   });
 
   it("accepts the email-verified spelling", async () => {
-    const { claims } = await codeFlow(config, { login: "dave" });
+    const { claims } = await codeFlow(idp.config, { login: "dave" });
     expect(claims.email).toBe("dave@corp.test");
     expect(claims.email_verified).toBe(false);
   });
 
   it("seeded users appear on the login page under their category", async () => {
-    const request = await authRequest(config);
+    const request = await authRequest(idp.config);
     const html = await (await getAuthorize(request.url)).text();
     const section = /<section\b[^>]*data-category="QA people"[^>]*>([\s\S]*?)<\/section>/i.exec(html);
     expect(section).not.toBeNull();
@@ -252,7 +241,7 @@ describe("seeded users (IDP_USERS)", () => {
   it("a wrong or missing seeded password is 401 'invalid login or password' and creates nothing", async () => {
     const sessionsBefore = await debugJson<unknown[]>(idp.base, "/sessions");
     const codesBefore = await debugJson<unknown[]>(idp.base, "/codes");
-    const request = await authRequest(config);
+    const request = await authRequest(idp.config);
     for (const password of ["wrong", ""]) {
       const res = await postLogin(request.url, "carol", password);
       expect(res.status).toBe(401);
@@ -267,20 +256,20 @@ describe("seeded users (IDP_USERS)", () => {
 
 describe("silent authentication", () => {
   it("prompt=none with a session issues a code without UI", async () => {
-    const first = await codeFlow(config);
+    const first = await codeFlow(idp.config);
     expect(first.cookie).toBeDefined();
-    const request = await authRequest(config, { params: { prompt: "none" } });
+    const request = await authRequest(idp.config, { params: { prompt: "none" } });
     const res = await getAuthorize(request.url, first.cookie);
     expect(res.status).toBe(302);
     const callback = new URL(res.headers.get("location")!);
     expect(callback.searchParams.get("code")).toBeTruthy();
-    const tokens = await redeem(config, callback, request);
+    const tokens = await redeem(idp.config, callback, request);
     expect(tokens.claims()!.sub).toBe(ALICE_SUB);
     expect(tokens.claims()!.auth_time).toBe(first.claims.auth_time);
   });
 
   it("prompt=none without a session redirects login_required with state and iss", async () => {
-    const request = await authRequest(config, { params: { prompt: "none" } });
+    const request = await authRequest(idp.config, { params: { prompt: "none" } });
     const res = await getAuthorize(request.url);
     expect(res.status).toBe(302);
     const location = new URL(res.headers.get("location")!);
@@ -288,49 +277,49 @@ describe("silent authentication", () => {
     expect(location.searchParams.get("error")).toBe("login_required");
     expect(location.searchParams.get("state")).toBe(request.state);
     expect(location.searchParams.get("iss")).toBe(idp.issuer);
-    const err = await rejection(redeem(config, location, request));
+    const err = await rejection(redeem(idp.config, location, request));
     expect(err.error).toBe("login_required");
   });
 
   it("prompt=none with an unknown cookie value is login_required", async () => {
-    const request = await authRequest(config, { params: { prompt: "none" } });
+    const request = await authRequest(idp.config, { params: { prompt: "none" } });
     const res = await getAuthorize(request.url, "idp_session=not-a-session");
     expect(res.status).toBe(302);
     expect(new URL(res.headers.get("location")!).searchParams.get("error")).toBe("login_required");
   });
 
   it("prompt=login shows the login form despite a session", async () => {
-    const { cookie } = await codeFlow(config);
-    const request = await authRequest(config, { params: { prompt: "login" } });
+    const { cookie } = await codeFlow(idp.config);
+    const request = await authRequest(idp.config, { params: { prompt: "login" } });
     const res = await getAuthorize(request.url, cookie);
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/id="login-form"/);
   });
 
   it("without prompt, a session is used silently", async () => {
-    const { cookie } = await codeFlow(config);
-    const request = await authRequest(config);
+    const { cookie } = await codeFlow(idp.config);
+    const request = await authRequest(idp.config);
     const res = await getAuthorize(request.url, cookie);
     expect(res.status).toBe(302);
     expect(new URL(res.headers.get("location")!).searchParams.get("code")).toBeTruthy();
   });
 
   it("max_age=0 forces a fresh login", async () => {
-    const { cookie } = await codeFlow(config);
-    const request = await authRequest(config, { params: { max_age: "0" } });
+    const { cookie } = await codeFlow(idp.config);
+    const request = await authRequest(idp.config, { params: { max_age: "0" } });
     const res = await getAuthorize(request.url, cookie);
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/id="login-form"/);
   });
 
   it("max_age with a fresh session is silent and auth_time stays the original login time", async () => {
-    const first = await codeFlow(config);
+    const first = await codeFlow(idp.config);
     await advanceClock(idp.base, 120);
-    const request = await authRequest(config, { params: { max_age: "3600" } });
+    const request = await authRequest(idp.config, { params: { max_age: "3600" } });
     const res = await getAuthorize(request.url, first.cookie);
     expect(res.status).toBe(302);
     const callback = new URL(res.headers.get("location")!);
-    const tokens = await client.authorizationCodeGrant(config, callback, {
+    const tokens = await client.authorizationCodeGrant(idp.config, callback, {
       pkceCodeVerifier: request.verifier,
       expectedState: request.state,
       expectedNonce: request.nonce,
@@ -342,16 +331,16 @@ describe("silent authentication", () => {
   });
 
   it("max_age shorter than the session's age forces re-authentication", async () => {
-    const first = await codeFlow(config);
+    const first = await codeFlow(idp.config);
     await advanceClock(idp.base, 120);
-    const request = await authRequest(config, { params: { max_age: "60" } });
+    const request = await authRequest(idp.config, { params: { max_age: "60" } });
     const res = await getAuthorize(request.url, first.cookie);
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/id="login-form"/);
   });
 
   it("login_hint prefills the login field", async () => {
-    const request = await authRequest(config, { params: { login_hint: "hinted.user@example.test" } });
+    const request = await authRequest(idp.config, { params: { login_hint: "hinted.user@example.test" } });
     const res = await getAuthorize(request.url);
     expect(res.status).toBe(200);
     const html = await res.text();
@@ -363,7 +352,7 @@ describe("silent authentication", () => {
 
   it("login_hint and other parameters are HTML-escaped on the login page", async () => {
     const hint = `"><script>alert("hint")</script>`;
-    const request = await authRequest(config, { params: { login_hint: hint } });
+    const request = await authRequest(idp.config, { params: { login_hint: hint } });
     const html = await (await getAuthorize(request.url)).text();
     expect(html).not.toContain(`<script>alert("hint")`);
     expect(inputByName(html, "login")?.value).toBe(hint);

@@ -4,24 +4,15 @@
  * says where a request comes from: `Origin`, `Sec-Fetch-Site`); a client that says nothing (a
  * program) is no browser acting for someone else. Bodies are bounded (1 MiB).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authRequest, failOnServerErrors, type Idp, rp, sessionCookie, startIdp } from "./idp-helpers.ts";
-import type * as client from "openid-client";
+import { describe, expect, it } from "vitest";
+import { authRequest, sessionCookie, useProvider } from "./idp-helpers.ts";
 
-let idp: Idp;
-let config: client.Configuration;
-
-failOnServerErrors();
-beforeAll(async () => {
-  idp = await startIdp();
-  config = await rp(idp.issuer);
-});
-afterAll(() => idp?.svc.stop());
+const idp = useProvider();
 
 const EVIL = { origin: "https://evil.example", "sec-fetch-site": "cross-site" };
 
 async function loginPost(headers: Record<string, string>, fields: Record<string, string> = { login: "mallory" }): Promise<Response> {
-  const request = await authRequest(config);
+  const request = await authRequest(idp.config);
   const form = new URLSearchParams(request.url.searchParams);
   for (const [k, v] of Object.entries(fields)) form.set(k, v);
   return fetch(request.url.origin + request.url.pathname, {

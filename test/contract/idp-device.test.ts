@@ -2,7 +2,7 @@
  * Identity provider: the device authorization grant (RFC 8628). Polling is done with plain fetch so
  * pending / slow_down / denied / expired are visible; time moves with POST /debug/clock, never sleeps.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import {
   advanceClock,
@@ -12,13 +12,10 @@ import {
   debugJson,
   DEVICE_CODE_GRANT,
   elementText,
-  failOnServerErrors,
-  type Idp,
   inputByName,
   postForm,
   rejection,
-  rp,
-  startIdp,
+  useProvider,
   USER_CODE,
   WEB_APP_SECRET,
 } from "./idp-helpers.ts";
@@ -32,15 +29,7 @@ interface DeviceAuthorization {
   interval: number;
 }
 
-let idp: Idp;
-let config: client.Configuration;
-
-failOnServerErrors();
-beforeAll(async () => {
-  idp = await startIdp();
-  config = await rp(idp.issuer);
-});
-afterAll(() => idp?.svc.stop());
+const idp = useProvider();
 
 async function start(scope = "openid email profile", clientId = "dev-client"): Promise<DeviceAuthorization> {
   const res = await postForm(`${idp.base}/device_authorization`, { client_id: clientId, scope });
@@ -91,7 +80,7 @@ describe("POST /device_authorization", () => {
   });
 
   it("openid-client's initiateDeviceAuthorization accepts the response", async () => {
-    const res = await client.initiateDeviceAuthorization(config, { scope: "openid" });
+    const res = await client.initiateDeviceAuthorization(idp.config, { scope: "openid" });
     expect(res.user_code).toMatch(USER_CODE);
     expect(res.interval).toBe(5);
   });
@@ -149,7 +138,7 @@ describe("verification page", () => {
 
   it("with an IdP session the approving login is prefilled from it", async () => {
     const grant = await start();
-    const { cookie } = await codeFlow(config, { login: "bob" });
+    const { cookie } = await codeFlow(idp.config, { login: "bob" });
     const res = await fetch(`${idp.base}/device?user_code=${grant.user_code}`, { headers: { cookie: cookie! } });
     expect(res.status).toBe(200);
     expect(inputByName(await res.text(), "login")?.value).toBe("bob");
@@ -193,14 +182,14 @@ describe("polling and approval", () => {
     expect(listed?.status).toBe("approved");
 
     await waitOutInterval();
-    const tokens = await client.genericGrantRequest(config, DEVICE_CODE_GRANT, { device_code: grant.device_code });
+    const tokens = await client.genericGrantRequest(idp.config, DEVICE_CODE_GRANT, { device_code: grant.device_code });
     expect(tokens.access_token).toBeTruthy();
     expect(tokens.token_type.toLowerCase()).toBe("bearer");
     expect(tokens.refresh_token).toBeUndefined();
     const claims = decodeJwt(tokens.id_token!);
     expect(claims.sub).toBe(ALICE_SUB);
     expect(claims.aud === "dev-client" || (Array.isArray(claims.aud) && claims.aud.includes("dev-client"))).toBe(true);
-    const info = await client.fetchUserInfo(config, tokens.access_token, ALICE_SUB);
+    const info = await client.fetchUserInfo(idp.config, tokens.access_token, ALICE_SUB);
     expect(info.email).toBe("alice@example.test");
 
     await waitOutInterval();
@@ -223,7 +212,7 @@ describe("polling and approval", () => {
     expect(typeof res.body.refresh_token).toBe("string");
     expect(typeof res.body.id_token).toBe("string");
     expect(decodeJwt(res.body.id_token as string).name).toBe("bob");
-    const refreshed = await client.refreshTokenGrant(config, res.body.refresh_token as string);
+    const refreshed = await client.refreshTokenGrant(idp.config, res.body.refresh_token as string);
     expect(refreshed.access_token).toBeTruthy();
   });
 
@@ -283,10 +272,10 @@ describe("polling and approval", () => {
 describe("the whole grant through openid-client", () => {
   // Each poll is openid-client's own device_code grant request (what pollDeviceAuthorizationGrant
   // sends every `interval` seconds); the waiting between polls happens on the provider's clock.
-  const pollWithClient = (deviceCode: string) => client.genericGrantRequest(config, DEVICE_CODE_GRANT, { device_code: deviceCode });
+  const pollWithClient = (deviceCode: string) => client.genericGrantRequest(idp.config, DEVICE_CODE_GRANT, { device_code: deviceCode });
 
   it("pending, slow_down, approve: tokens with an ID token openid-client has validated", async () => {
-    const grant = await client.initiateDeviceAuthorization(config, { scope: "openid email offline_access" });
+    const grant = await client.initiateDeviceAuthorization(idp.config, { scope: "openid email offline_access" });
     expect(grant.verification_uri).toBe(`${idp.issuer}/device`);
     expect((await rejection(pollWithClient(grant.device_code))).error).toBe("authorization_pending");
     expect((await rejection(pollWithClient(grant.device_code))).error).toBe("slow_down");
@@ -298,17 +287,17 @@ describe("the whole grant through openid-client", () => {
     expect(tokens.token_type.toLowerCase()).toBe("bearer");
     expect(tokens.claims()!.name).toBe("bob");
     expect(tokens.refresh_token).toBeTruthy();
-    const info = await client.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
+    const info = await client.fetchUserInfo(idp.config, tokens.access_token, tokens.claims()!.sub);
     expect(info.email).toBe("bob@example.test");
     await waitOutInterval();
     expect((await rejection(pollWithClient(grant.device_code))).error).toBe("invalid_grant");
   });
 
   it("deny gives access_denied; expiry gives expired_token", async () => {
-    const denied = await client.initiateDeviceAuthorization(config, { scope: "openid" });
+    const denied = await client.initiateDeviceAuthorization(idp.config, { scope: "openid" });
     expect((await decide(denied.user_code, "deny")).status).toBe(200);
     expect((await rejection(pollWithClient(denied.device_code))).error).toBe("access_denied");
-    const expiring = await client.initiateDeviceAuthorization(config, { scope: "openid" });
+    const expiring = await client.initiateDeviceAuthorization(idp.config, { scope: "openid" });
     await advanceClock(idp.base, expiring.expires_in + 1);
     expect((await rejection(pollWithClient(expiring.device_code))).error).toBe("expired_token");
   });

@@ -2,7 +2,7 @@
  * Identity provider: DPoP (RFC 9449) sender-constrained tokens. The happy paths use openid-client's
  * DPoP handle (ES256 and RS256); the negative cases use proofs crafted with jose.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import {
   ALICE_SUB,
@@ -11,8 +11,6 @@ import {
   codeFlow,
   debugJson,
   dpopProof,
-  failOnServerErrors,
-  type Idp,
   interactiveLogin,
   postForm,
   type ProofKey,
@@ -20,28 +18,22 @@ import {
   REDIRECT_URI,
   rejection,
   rp,
-  startIdp,
+  useProvider,
   userinfo,
   WEB_APP_SECRET,
 } from "./idp-helpers.ts";
 
-let idp: Idp;
-let config: client.Configuration;
+const idp = useProvider();
 let tokenUrl: string;
 let userinfoUrl: string;
-
-failOnServerErrors();
-beforeAll(async () => {
-  idp = await startIdp();
-  config = await rp(idp.issuer);
+beforeAll(() => {
   tokenUrl = `${idp.issuer}/token`;
   userinfoUrl = `${idp.issuer}/userinfo`;
 });
-afterAll(() => idp?.svc.stop());
 
 /** Login plus a hand-made token request carrying `proof` (or a fresh valid proof of `key`). */
 async function tokenWithProof(key: ProofKey, proof?: string, scope = "openid email") {
-  const request = await authRequest(config, { scope });
+  const request = await authRequest(idp.config, { scope });
   const { callback } = await interactiveLogin(request.url, "alice");
   return postForm(
     `${idp.base}/token`,
@@ -65,43 +57,43 @@ async function boundToken(key: ProofKey): Promise<string> {
 describe("DPoP with openid-client", () => {
   for (const alg of ["ES256", "RS256"] as const) {
     it(`${alg}: the token is DPoP-bound and userinfo works only with a proof of that key`, async () => {
-      const dpop = client.getDPoPHandle(config, await client.randomDPoPKeyPair(alg));
-      const { tokens } = await codeFlow(config, { dpop });
+      const dpop = client.getDPoPHandle(idp.config, await client.randomDPoPKeyPair(alg));
+      const { tokens } = await codeFlow(idp.config, { dpop });
       expect(tokens.token_type).toBe("dpop");
-      const info = await client.fetchUserInfo(config, tokens.access_token, ALICE_SUB, { DPoP: dpop });
+      const info = await client.fetchUserInfo(idp.config, tokens.access_token, ALICE_SUB, { DPoP: dpop });
       expect(info.sub).toBe(ALICE_SUB);
 
       const asBearer = await userinfo(userinfoUrl, `Bearer ${tokens.access_token}`);
       expect(asBearer.status).toBe(401);
       expect(asBearer.headers.get("www-authenticate")).toBeTruthy();
 
-      const other = client.getDPoPHandle(config, await client.randomDPoPKeyPair(alg));
-      const err = await rejection(client.fetchUserInfo(config, tokens.access_token, ALICE_SUB, { DPoP: other }));
+      const other = client.getDPoPHandle(idp.config, await client.randomDPoPKeyPair(alg));
+      const err = await rejection(client.fetchUserInfo(idp.config, tokens.access_token, ALICE_SUB, { DPoP: other }));
       expect(err.status).toBe(401);
     });
   }
 
   it("without a proof the token response is a plain Bearer one", async () => {
-    const { tokens } = await codeFlow(config);
+    const { tokens } = await codeFlow(idp.config);
     expect(tokens.token_type).toBe("bearer");
   });
 
   it("a DPoP-bound refresh token needs a proof of the same key", async () => {
-    const dpop = client.getDPoPHandle(config, await client.randomDPoPKeyPair("ES256"));
-    const { tokens } = await codeFlow(config, { dpop, scope: "openid offline_access" });
+    const dpop = client.getDPoPHandle(idp.config, await client.randomDPoPKeyPair("ES256"));
+    const { tokens } = await codeFlow(idp.config, { dpop, scope: "openid offline_access" });
     expect(tokens.refresh_token).toBeTruthy();
 
-    const other = client.getDPoPHandle(config, await client.randomDPoPKeyPair("ES256"));
-    const wrongKey = await rejection(client.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP: other }));
+    const other = client.getDPoPHandle(idp.config, await client.randomDPoPKeyPair("ES256"));
+    const wrongKey = await rejection(client.refreshTokenGrant(idp.config, tokens.refresh_token!, undefined, { DPoP: other }));
     expect(["invalid_grant", "invalid_dpop_proof"]).toContain(wrongKey.error);
     expect(wrongKey.status).toBe(400);
 
-    const noProof = await rejection(client.refreshTokenGrant(config, tokens.refresh_token!));
+    const noProof = await rejection(client.refreshTokenGrant(idp.config, tokens.refresh_token!));
     expect(["invalid_grant", "invalid_dpop_proof"]).toContain(noProof.error);
 
-    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP: dpop });
+    const refreshed = await client.refreshTokenGrant(idp.config, tokens.refresh_token!, undefined, { DPoP: dpop });
     expect(refreshed.token_type).toBe("dpop");
-    const info = await client.fetchUserInfo(config, refreshed.access_token, ALICE_SUB, { DPoP: dpop });
+    const info = await client.fetchUserInfo(idp.config, refreshed.access_token, ALICE_SUB, { DPoP: dpop });
     expect(info.sub).toBe(ALICE_SUB);
   });
 

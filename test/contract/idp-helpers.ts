@@ -289,3 +289,46 @@ export function failOnServerErrors(): void {
     expect(found, "the provider answered with a server error").toEqual([]);
   });
 }
+
+// ---------------------------------------------------------------------------------------------
+// The usual suite setup
+
+/** The provider a suite shares (see useProvider): the Idp fields and dev-client's configuration. */
+export interface Provider extends Idp {
+  /** openid-client's configuration for dev-client (rp). */
+  readonly config: client.Configuration;
+}
+
+/**
+ * The setup most suites share: failOnServerErrors, one provider started before the file's tests
+ * (startIdp's arguments) with dev-client's configuration, stopped after them. The fields are
+ * getters, so read them inside tests and hooks, not while the file is collected.
+ */
+export function useProvider(env: Record<string, string> = {}, issuerPath = ""): Provider {
+  let idp: Idp | undefined;
+  let config: client.Configuration | undefined;
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the provider is not started yet (read it inside a test or hook)");
+    return value;
+  };
+  failOnServerErrors();
+  beforeAll(async () => {
+    idp = await startIdp(env, issuerPath);
+    config = await rp(idp.issuer);
+  });
+  afterAll(() => idp?.svc.stop());
+  return {
+    get svc() {
+      return started(idp).svc;
+    },
+    get base() {
+      return started(idp).base;
+    },
+    get issuer() {
+      return started(idp).issuer;
+    },
+    get config() {
+      return started(config);
+    },
+  };
+}

@@ -4,32 +4,21 @@
  * same session keep them; a bad value re-shows the page with the reason (400) and starts nothing.
  * The provider's pages (login, device, messages) refuse to be framed.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type AuthRequest,
   authRequest,
   client,
   decodeEntities,
   elementText,
-  failOnServerErrors,
   getAuthorize,
-  type Idp,
   inputByName,
   redeem,
-  rp,
   sessionCookie,
-  startIdp,
+  useProvider,
 } from "./idp-helpers.ts";
 
-let idp: Idp;
-let config: client.Configuration;
-
-failOnServerErrors();
-beforeAll(async () => {
-  idp = await startIdp();
-  config = await rp(idp.issuer);
-});
-afterAll(() => idp?.svc.stop());
+const idp = useProvider();
 
 /** POST the login form of `request` with these extra fields (quick_login, extra_claims, ...). */
 function submit(request: AuthRequest, fields: Record<string, string>): Promise<Response> {
@@ -45,11 +34,11 @@ function submit(request: AuthRequest, fields: Record<string, string>): Promise<R
 
 /** Signs in with extra claims; the tokens, and the session cookie. */
 async function signIn(fields: Record<string, string>, scope = "openid email profile offline_access") {
-  const request = await authRequest(config, { scope });
+  const request = await authRequest(idp.config, { scope });
   const res = await submit(request, fields);
   const text = await res.text();
   if (res.status !== 302) throw new Error(`login: ${res.status} ${text.slice(0, 300)}`);
-  const tokens = await redeem(config, new URL(res.headers.get("location")!), request);
+  const tokens = await redeem(idp.config, new URL(res.headers.get("location")!), request);
   return { tokens, cookie: sessionCookie(res)! };
 }
 
@@ -57,7 +46,7 @@ const CLAIMS = { roles: ["admin", "auditor"], tenant: "acme", department: { name
 
 describe("extra claims at login", () => {
   it("the login page has an optional JSON field for them", async () => {
-    const res = await getAuthorize((await authRequest(config)).url);
+    const res = await getAuthorize((await authRequest(idp.config)).url);
     const html = await res.text();
     expect(html).toMatch(/<textarea\b[^>]*\bname="extra_claims"/);
   });
@@ -66,17 +55,17 @@ describe("extra claims at login", () => {
     const { tokens, cookie } = await signIn({ login: "alice", extra_claims: JSON.stringify(CLAIMS) });
     const claims = tokens.claims()!;
     expect(claims).toMatchObject({ ...CLAIMS, email: "alice@example.test" });
-    const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+    const info = await client.fetchUserInfo(idp.config, tokens.access_token, claims.sub);
     expect(info).toMatchObject(CLAIMS);
 
-    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    const refreshed = await client.refreshTokenGrant(idp.config, tokens.refresh_token!);
     expect(refreshed.claims()).toMatchObject(CLAIMS);
-    expect(await client.fetchUserInfo(config, refreshed.access_token, claims.sub)).toMatchObject(CLAIMS);
+    expect(await client.fetchUserInfo(idp.config, refreshed.access_token, claims.sub)).toMatchObject(CLAIMS);
 
-    const silent = await authRequest(config, { params: { prompt: "none" } });
+    const silent = await authRequest(idp.config, { params: { prompt: "none" } });
     const res = await getAuthorize(silent.url, cookie);
     expect(res.status).toBe(302);
-    const again = await redeem(config, new URL(res.headers.get("location")!), silent);
+    const again = await redeem(idp.config, new URL(res.headers.get("location")!), silent);
     expect(again.claims()).toMatchObject(CLAIMS);
   });
 
@@ -101,7 +90,7 @@ describe("extra claims at login", () => {
     ["too deep", `{"a":${"[".repeat(70)}${"]".repeat(70)}}`, "nested deeper than 64"],
   ])("%s: the page again with the reason and the text kept (400); no session, no code", async (_name, text, reason) => {
     const before = await fetch(`${idp.base}/debug`).then((r) => r.json() as Promise<{ counts: { sessions: number; codes: number } }>);
-    const res = await submit(await authRequest(config), { login: "alice", extra_claims: text });
+    const res = await submit(await authRequest(idp.config), { login: "alice", extra_claims: text });
     expect(res.status).toBe(400);
     expect(res.headers.get("location")).toBeNull();
     expect(sessionCookie(res)).toBeUndefined();
@@ -126,7 +115,7 @@ describe("the pages refuse to be framed", () => {
   const NOT_FRAMED = { csp: "frame-ancestors 'none'", xfo: "DENY" };
 
   it("login page, its error answers, the device pages, error and logged-out pages", async () => {
-    const request = await authRequest(config);
+    const request = await authRequest(idp.config);
     const responses: [string, Response][] = [
       ["login page", await getAuthorize(request.url)],
       ["login page again (400)", await submit(request, { login: "" })],

@@ -1,18 +1,6 @@
 /** Identity provider: RP-initiated logout at /end-session. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ALICE_SUB,
-  authRequest,
-  client,
-  codeFlow,
-  debugJson,
-  failOnServerErrors,
-  getAuthorize,
-  type Idp,
-  rp,
-  sessionSetCookie,
-  startIdp,
-} from "./idp-helpers.ts";
+import { describe, expect, it } from "vitest";
+import { ALICE_SUB, authRequest, client, codeFlow, debugJson, getAuthorize, sessionSetCookie, useProvider } from "./idp-helpers.ts";
 
 interface SessionRow {
   id_prefix: string;
@@ -22,21 +10,13 @@ interface SessionRow {
   expires_at: string;
 }
 
-let idp: Idp;
-let config: client.Configuration;
-
-failOnServerErrors();
-beforeAll(async () => {
-  idp = await startIdp();
-  config = await rp(idp.issuer);
-});
-afterAll(() => idp?.svc.stop());
+const idp = useProvider();
 
 const sessions = () => debugJson<SessionRow[]>(idp.base, "/sessions");
 const subsWithSessions = async () => new Set((await sessions()).map((s) => s.sub));
 
 function endSession(params: Record<string, string>, cookie?: string) {
-  const url = client.buildEndSessionUrl(config, params);
+  const url = client.buildEndSessionUrl(idp.config, params);
   return fetch(url, { redirect: "manual", headers: cookie ? { cookie } : {} });
 }
 
@@ -56,9 +36,9 @@ function clearsSessionCookie(res: Response): boolean {
 
 describe("GET /end-session", () => {
   it("with id_token_hint, a registered post_logout_redirect_uri and state: 302 there with state, every session of the subject gone", async () => {
-    const first = await codeFlow(config, { login: "alice" });
-    const second = await codeFlow(config, { login: "Alice" }); // another browser, same subject
-    const bob = await codeFlow(config, { login: "bob" });
+    const first = await codeFlow(idp.config, { login: "alice" });
+    const second = await codeFlow(idp.config, { login: "Alice" }); // another browser, same subject
+    const bob = await codeFlow(idp.config, { login: "bob" });
     expect(first.cookie).not.toBe(second.cookie);
     const before = await sessions();
     expect(before.filter((s) => s.sub === ALICE_SUB).length).toBeGreaterThanOrEqual(2);
@@ -81,19 +61,19 @@ describe("GET /end-session", () => {
 
     // The old browser sessions no longer authenticate silently.
     for (const cookie of [first.cookie, second.cookie]) {
-      const request = await authRequest(config, { params: { prompt: "none" } });
+      const request = await authRequest(idp.config, { params: { prompt: "none" } });
       const silent = await getAuthorize(request.url, cookie);
       expect(silent.status).toBe(302);
       expect(new URL(silent.headers.get("location")!).searchParams.get("error")).toBe("login_required");
     }
     // Bob's is untouched.
-    const request = await authRequest(config, { params: { prompt: "none" } });
+    const request = await authRequest(idp.config, { params: { prompt: "none" } });
     const silent = await getAuthorize(request.url, bob.cookie);
     expect(new URL(silent.headers.get("location")!).searchParams.get("code")).toBeTruthy();
   });
 
   it("an unregistered post_logout_redirect_uri is 400 with no redirect, and the sessions stay", async () => {
-    const { tokens } = await codeFlow(config, { login: "carla" });
+    const { tokens } = await codeFlow(idp.config, { login: "carla" });
     const sub = tokens.claims()!.sub;
     // openid-client's URL carries client_id=dev-client; the raw one carries no client_id at all.
     const withClient = await endSession({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: "http://evil.test/bye" });
@@ -110,7 +90,7 @@ describe("GET /end-session", () => {
   });
 
   it("with client_id the URI is checked against that client only, without it against all clients", async () => {
-    const { tokens } = await codeFlow(config, { login: "dora" });
+    const { tokens } = await codeFlow(idp.config, { login: "dora" });
     // http://localhost:8080 is registered for public-spa and web-app, not dev-client.
     const wrongClient = await endSession({
       id_token_hint: tokens.id_token!,
@@ -130,7 +110,7 @@ describe("GET /end-session", () => {
     expect(rightClient.status).toBe(302);
     expect(new URL(rightClient.headers.get("location")!).origin).toBe("http://localhost:8080");
 
-    const { tokens: again } = await codeFlow(config, { login: "dora" });
+    const { tokens: again } = await codeFlow(idp.config, { login: "dora" });
     const anyClient = await fetch(
       `${idp.base}/end-session?` +
         new URLSearchParams({ id_token_hint: again.id_token!, post_logout_redirect_uri: "http://localhost:8080", state: "s3" }),
@@ -143,7 +123,7 @@ describe("GET /end-session", () => {
   });
 
   it("without post_logout_redirect_uri a logged-out HTML page is returned and the cookie cleared", async () => {
-    const { tokens, cookie } = await codeFlow(config, { login: "erin" });
+    const { tokens, cookie } = await codeFlow(idp.config, { login: "erin" });
     const sub = tokens.claims()!.sub;
     const res = await fetch(`${idp.base}/end-session?` + new URLSearchParams({ id_token_hint: tokens.id_token! }), {
       redirect: "manual",
@@ -157,7 +137,7 @@ describe("GET /end-session", () => {
   });
 
   it("with only the session cookie, that session ends", async () => {
-    const { tokens, cookie } = await codeFlow(config, { login: "fred" });
+    const { tokens, cookie } = await codeFlow(idp.config, { login: "fred" });
     const sub = tokens.claims()!.sub;
     const res = await fetch(`${idp.base}/end-session`, { redirect: "manual", headers: { cookie: cookie! } });
     expect(res.status).toBe(200);

@@ -1,73 +1,52 @@
 /** Identity provider: refresh tokens (offline_access), rotation, reuse and client binding. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
-import {
-  advanceClock,
-  ALICE_SUB,
-  client,
-  codeFlow,
-  failOnServerErrors,
-  type Idp,
-  postForm,
-  rejection,
-  rp,
-  startIdp,
-  userinfo,
-  WEB_APP_SECRET,
-} from "./idp-helpers.ts";
+import { advanceClock, ALICE_SUB, client, codeFlow, postForm, rejection, rp, useProvider, userinfo, WEB_APP_SECRET } from "./idp-helpers.ts";
 
-let idp: Idp;
-let config: client.Configuration;
-
-failOnServerErrors();
-beforeAll(async () => {
-  idp = await startIdp();
-  config = await rp(idp.issuer);
-});
-afterAll(() => idp?.svc.stop());
+const idp = useProvider();
 
 const OFFLINE = "openid email offline_access";
 
 describe("refresh tokens", () => {
   it("offline_access yields a refresh token; without it there is none", async () => {
-    const offline = await codeFlow(config, { scope: OFFLINE });
+    const offline = await codeFlow(idp.config, { scope: OFFLINE });
     expect(typeof offline.tokens.refresh_token).toBe("string");
     expect(offline.tokens.refresh_token!.length).toBeGreaterThanOrEqual(16);
     expect(offline.tokens.scope?.split(" ")).toContain("offline_access");
-    const online = await codeFlow(config, { scope: "openid email" });
+    const online = await codeFlow(idp.config, { scope: "openid email" });
     expect(online.tokens.refresh_token).toBeUndefined();
   });
 
   it("a refresh returns new tokens and a new refresh token; the old one is then invalid_grant", async () => {
-    const { tokens } = await codeFlow(config, { scope: OFFLINE });
+    const { tokens } = await codeFlow(idp.config, { scope: OFFLINE });
     const first = tokens.refresh_token!;
-    const refreshed = await client.refreshTokenGrant(config, first);
+    const refreshed = await client.refreshTokenGrant(idp.config, first);
     expect(refreshed.access_token).toBeTruthy();
     expect(refreshed.access_token).not.toBe(tokens.access_token);
     expect(refreshed.refresh_token).toBeTruthy();
     expect(refreshed.refresh_token).not.toBe(first);
     expect(refreshed.token_type.toLowerCase()).toBe("bearer");
     if (refreshed.id_token) expect(decodeJwt(refreshed.id_token).sub).toBe(ALICE_SUB);
-    const info = await client.fetchUserInfo(config, refreshed.access_token, ALICE_SUB);
+    const info = await client.fetchUserInfo(idp.config, refreshed.access_token, ALICE_SUB);
     expect(info.sub).toBe(ALICE_SUB);
 
-    const reuse = await rejection(client.refreshTokenGrant(config, first));
+    const reuse = await rejection(client.refreshTokenGrant(idp.config, first));
     expect(reuse.error).toBe("invalid_grant");
     expect(reuse.status).toBe(400);
 
     // The rotated one keeps working, and rotates again.
-    const again = await client.refreshTokenGrant(config, refreshed.refresh_token!);
+    const again = await client.refreshTokenGrant(idp.config, refreshed.refresh_token!);
     expect(again.refresh_token).toBeTruthy();
     expect(again.refresh_token).not.toBe(refreshed.refresh_token);
   });
 
   it("a refresh token cannot be redeemed by another client", async () => {
-    const { tokens } = await codeFlow(config, { scope: OFFLINE });
+    const { tokens } = await codeFlow(idp.config, { scope: OFFLINE });
     const webApp = await rp(idp.issuer, "web-app", client.ClientSecretBasic(WEB_APP_SECRET));
     const err = await rejection(client.refreshTokenGrant(webApp, tokens.refresh_token!));
     expect(err.error).toBe("invalid_grant");
     // ... and the failed attempt does not spend it for its owner.
-    const ok = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    const ok = await client.refreshTokenGrant(idp.config, tokens.refresh_token!);
     expect(ok.access_token).toBeTruthy();
   });
 
@@ -96,21 +75,21 @@ describe("refresh tokens", () => {
   });
 
   it("the access token from a refresh is usable and expires after an hour", async () => {
-    const { tokens } = await codeFlow(config, { scope: OFFLINE });
-    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    const { tokens } = await codeFlow(idp.config, { scope: OFFLINE });
+    const refreshed = await client.refreshTokenGrant(idp.config, tokens.refresh_token!);
     expect(refreshed.expires_in).toBe(3600);
     expect((await userinfo(`${idp.base}/userinfo`, `Bearer ${refreshed.access_token}`)).status).toBe(200);
     await advanceClock(idp.base, 3601);
     expect((await userinfo(`${idp.base}/userinfo`, `Bearer ${refreshed.access_token}`)).status).toBe(401);
     // The refresh token (24 h) still works after the access token expired.
-    const later = await client.refreshTokenGrant(config, refreshed.refresh_token!);
+    const later = await client.refreshTokenGrant(idp.config, refreshed.refresh_token!);
     expect(later.access_token).toBeTruthy();
   });
 
   it("an expired refresh token (24 h) is invalid_grant", async () => {
-    const { tokens } = await codeFlow(config, { scope: OFFLINE });
+    const { tokens } = await codeFlow(idp.config, { scope: OFFLINE });
     await advanceClock(idp.base, 24 * 3600 + 1);
-    const err = await rejection(client.refreshTokenGrant(config, tokens.refresh_token!));
+    const err = await rejection(client.refreshTokenGrant(idp.config, tokens.refresh_token!));
     expect(err.error).toBe("invalid_grant");
   });
 });
@@ -131,7 +110,7 @@ describe("client credentials (advertised in discovery)", () => {
     const err = await rejection(client.clientCredentialsGrant(wrong, {}));
     expect(err.error).toBe("invalid_client");
     expect(err.status).toBe(401);
-    const pub = await rejection(client.clientCredentialsGrant(config, {}));
+    const pub = await rejection(client.clientCredentialsGrant(idp.config, {}));
     expect(["unauthorized_client", "invalid_client"]).toContain(pub.error);
   });
 });

@@ -4,33 +4,21 @@
  * in the mode asked for, whether the answer comes at once (a session, prompt=none) or after the
  * login page; any other response_mode is `unsupported_response_mode`, in the query, never ignored.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   attributes,
   type AuthRequest,
   authRequest,
-  client,
-  failOnServerErrors,
   getAuthorize,
-  type Idp,
   inputByName,
   interactiveLogin,
   postLogin,
   redeem,
   REDIRECT_URI,
-  rp,
-  startIdp,
+  useProvider,
 } from "./idp-helpers.ts";
 
-let idp: Idp;
-let config: client.Configuration;
-
-failOnServerErrors();
-beforeAll(async () => {
-  idp = await startIdp();
-  config = await rp(idp.issuer);
-});
-afterAll(() => idp?.svc.stop());
+const idp = useProvider();
 
 /** A URL whose query holds what a fragment response carried (as a SPA library reads it). */
 function fragmentAsQuery(location: string): URL {
@@ -55,7 +43,7 @@ function formPost(html: string): { action: string; method: string; fields: Recor
 }
 
 async function request(mode?: string, params: Record<string, string> = {}): Promise<AuthRequest> {
-  return authRequest(config, { params: { ...(mode === undefined ? {} : { response_mode: mode }), ...params } });
+  return authRequest(idp.config, { params: { ...(mode === undefined ? {} : { response_mode: mode }), ...params } });
 }
 
 describe("response_mode=fragment", () => {
@@ -72,7 +60,7 @@ describe("response_mode=fragment", () => {
     expect(hash.get("state")).toBe(req.state);
     expect(hash.get("iss")).toBe(idp.issuer);
     expect(new URL(location).search).toBe("");
-    const tokens = await redeem(config, fragmentAsQuery(location), req);
+    const tokens = await redeem(idp.config, fragmentAsQuery(location), req);
     expect(tokens.claims()?.sub).toBeTruthy();
   });
 
@@ -124,7 +112,7 @@ describe("response_mode=form_post", () => {
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams(form.fields),
     });
-    const tokens = await redeem(config, posted as unknown as URL, req);
+    const tokens = await redeem(idp.config, posted as unknown as URL, req);
     expect(tokens.claims()?.email).toBe("alice@example.test");
   });
 

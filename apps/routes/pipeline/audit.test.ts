@@ -1,11 +1,9 @@
 /** The audit stage: one record per outcome, with the reason of a denial, written before the answer. */
-import { Hono } from "hono";
 import { describe, expect, it, vi } from "vitest";
 import type { Logger } from "#lib/log";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
-import { HostReply, replyResponse } from "../core/reply.ts";
-import { type Actor, type AuditEvent, type AuditSink, AuthenticationError, type AuthServices, type ResourceRef } from "../core/services.ts";
-import { sessionCookies } from "../core/session.ts";
+import { HostReply } from "../core/reply.ts";
+import { type AuditSink, AuthenticationError, type AuthServices, type ResourceRef } from "../core/services.ts";
 import type { HostHandler } from "../core/types.ts";
 import { auditStage } from "./audit.ts";
 import { authenticateStage } from "./authenticate.ts";
@@ -13,11 +11,10 @@ import { bodyStage } from "./body.ts";
 import { failClosedStage } from "./fail-closed.ts";
 import { handlerStage } from "./handler.ts";
 import { requestStage } from "./request.ts";
-import { type PipelineEnv, type Stage, type StageDeps, stateOf } from "./state.ts";
+import { type Stage, type StageDeps, stateOf } from "./state.ts";
+import { alice, collecting, sessions, stageApp } from "./testing.ts";
 
-const sessions = sessionCookies({ secret: "audit-test-secret", cookieName: "routes_session", secure: false });
 const AT = "2026-11-25T10:00:00.123Z";
-const alice: Actor = { id: "alice", kind: "user", tenantIds: ["t1"] };
 const doc: ResourceRef = { id: "d1", tenantId: "t1", title: "Doc" };
 
 const writePlan = compileRoutePlan({
@@ -34,12 +31,6 @@ function quietLog() {
   const error = vi.fn();
   const log: Logger = { log: vi.fn(), debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error, enabled: () => true, child: () => log };
   return { log, error };
-}
-
-/** A sink that keeps what it is given. */
-function collecting(): AuditSink & { events: AuditEvent[] } {
-  const events: AuditEvent[] = [];
-  return { events, record: (e) => void events.push(e) };
 }
 
 /** Stands in for authenticate + resources: the actor and the resources a request resolved to. */
@@ -64,19 +55,13 @@ function app(options: Options = {}) {
   const plan = options.plan ?? writePlan;
   const sink = options.sink ?? collecting();
   const deps: StageDeps = { auth: options.auth ?? {}, sessions, maxBodyBytes: 1024, dev: false, log: options.log, now: () => new Date(AT) };
-  const hono = new Hono<PipelineEnv>();
-  hono.onError((err, c) => replyResponse(err, { dev: false, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
-  const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
-  on(
-    "ALL",
-    compileRoutePlan({ method: plan.method, pattern: plan.pattern, public: true }).parsed.path,
+  return stageApp(compileRoutePlan({ method: plan.method, pattern: plan.pattern, public: true }).parsed.path, [
     requestStage(plan, deps),
     auditStage({ ...plan, audit: plan.audit! }, sink, deps),
     bodyStage(deps),
     ...(options.before ?? []),
     handlerStage(plan, { kind: "host", handler: options.handler ?? (() => new Response("done")) }, deps),
-  );
-  return (path: string, init: RequestInit = {}) => Promise.resolve(hono.fetch(new Request(`http://host.test${path}`, init), { requestId: "r1" }));
+  ]);
 }
 
 const write: RequestInit = { method: "POST", body: '{"text":"hi"}', headers: { "content-type": "application/json" } };

@@ -1,18 +1,14 @@
 /** The authenticate stage: the actor, 401 with the challenge, or a browser sent to sign in. */
-import { Hono } from "hono";
 import { describe, expect, it, vi } from "vitest";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
-import { replyResponse } from "../core/reply.ts";
-import { type Actor, type AuditEvent, AuthenticationError, type Authenticator, type PipelineRequest } from "../core/services.ts";
-import { sessionCookies } from "../core/session.ts";
+import { AuthenticationError, type Authenticator, type PipelineRequest } from "../core/services.ts";
 import { auditStage } from "./audit.ts";
 import { authenticateStage } from "./authenticate.ts";
 import { bodyStage } from "./body.ts";
 import { requestStage } from "./request.ts";
-import { type PipelineEnv, type Stage, stateOf } from "./state.ts";
+import { type Stage, stateOf } from "./state.ts";
+import { alice, collecting, errorOf, sessions, stageApp } from "./testing.ts";
 
-const sessions = sessionCookies({ secret: "authenticate-test-secret", cookieName: "routes_session", secure: false });
-const alice: Actor = { id: "alice", kind: "user", tenantIds: ["t1"] };
 const required = compileRoutePlan({ method: "ALL", pattern: "/notes/:id", public: false, auth: { required: true }, action: "notes:read", audit: "notes.read" });
 const optional = compileRoutePlan({
   method: "ALL",
@@ -43,29 +39,22 @@ function bearer(extra: Partial<Authenticator> = {}): Authenticator & { seen: Pip
 
 /** request -> audit -> body -> authenticate -> a handler that shows the actor it was given. */
 function app(plan: RoutePlan, authenticator: Authenticator) {
-  const events: AuditEvent[] = [];
+  const sink = collecting();
   let handled = 0;
-  const hono = new Hono<PipelineEnv>();
-  hono.onError((err, c) => replyResponse(err, { dev: false, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
-  const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
   const handler: Stage = async (c) => {
     handled++;
     return c.json({ actor: stateOf(c).actor });
   };
-  on(
-    "ALL",
-    "/notes/:id",
+  const served = stageApp("/notes/:id", [
     requestStage(plan, { sessions }),
-    auditStage({ ...plan, audit: plan.audit! }, { record: (e) => void events.push(e) }, { now: () => new Date() }),
+    auditStage({ ...plan, audit: plan.audit! }, sink, { now: () => new Date() }),
     bodyStage({ maxBodyBytes: 1024 }),
     authenticateStage(plan, authenticator),
     handler,
-  );
-  const fetch = (init: RequestInit = {}) => Promise.resolve(hono.fetch(new Request("http://host.test/notes/1", init), { requestId: "r1" }));
-  return { fetch, events, handled: () => handled };
+  ]);
+  const fetch = (init: RequestInit = {}) => served("/notes/1", init);
+  return { fetch, events: sink.events, handled: () => handled };
 }
-
-const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
 
 describe("authenticateStage", () => {
   it("hands the authenticator the parsed request and the next stage its actor (answered no-store)", async () => {

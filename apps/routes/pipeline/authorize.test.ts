@@ -1,18 +1,14 @@
 /** The authorize stage: the authorizer decides on actor, action and resources; a denial is 403. */
-import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
-import { replyResponse } from "../core/reply.ts";
-import type { Actor, AuditEvent, AuthorizationDecision, AuthorizationInput, Authorizer, ResourceRef } from "../core/services.ts";
-import { sessionCookies } from "../core/session.ts";
+import type { Actor, AuthorizationDecision, AuthorizationInput, Authorizer, ResourceRef } from "../core/services.ts";
 import { auditStage } from "./audit.ts";
 import { authorizeStage } from "./authorize.ts";
 import { bodyStage } from "./body.ts";
 import { requestStage } from "./request.ts";
-import { type PipelineEnv, type Stage, stateOf } from "./state.ts";
+import { type Stage, stateOf } from "./state.ts";
+import { alice, collecting, DOCS, sessions, stageApp } from "./testing.ts";
 
-const sessions = sessionCookies({ secret: "authorize-test-secret", cookieName: "routes_session", secure: false });
-const alice: Actor = { id: "alice", kind: "user", tenantIds: ["t1"] };
 const folder: ResourceRef = { id: "f1", tenantId: "t1" };
 const doc: ResourceRef = { id: "d1", tenantId: "t2", owner: "bob" };
 
@@ -52,22 +48,17 @@ function authorizer(
 
 /** request -> audit -> body -> (actor and resources as given) -> authorize -> a handler that counts its calls. */
 function app(plan: RoutePlan, authorize: Authorizer, known: { actor: Actor | null; resources: Record<string, ResourceRef | null> }) {
-  const events: AuditEvent[] = [];
+  const sink = collecting();
   let handled = 0;
-  const hono = new Hono<PipelineEnv>();
-  hono.onError((err, c) => replyResponse(err, { dev: false, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
-  const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
   const resolved: Stage = async (c, next) => {
     const state = stateOf(c);
     state.actor = known.actor;
     state.resources = known.resources;
     await next();
   };
-  on(
-    "ALL",
-    "/t/:tenant/docs/:id",
+  const served = stageApp(DOCS, [
     requestStage(plan, { sessions }),
-    auditStage({ ...plan, audit: plan.audit! }, { record: (e) => void events.push(e) }, { now: () => new Date() }),
+    auditStage({ ...plan, audit: plan.audit! }, sink, { now: () => new Date() }),
     bodyStage({ maxBodyBytes: 1024 }),
     resolved,
     authorizeStage(plan, authorize),
@@ -75,9 +66,9 @@ function app(plan: RoutePlan, authorize: Authorizer, known: { actor: Actor | nul
       handled++;
       return c.text("written");
     },
-  );
-  const fetch = () => Promise.resolve(hono.fetch(new Request("http://host.test/t/t1/docs/d1", { method: "POST" }), { requestId: "r1" }));
-  return { fetch, events, handled: () => handled };
+  ]);
+  const fetch = () => served("/t/t1/docs/d1", { method: "POST" });
+  return { fetch, events: sink.events, handled: () => handled };
 }
 
 describe("authorizeStage", () => {

@@ -1,16 +1,12 @@
 /** The body stage: read within the limit, parsed by content type, refused before anything else. */
-import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { compileRoutePlan } from "../core/plan.ts";
-import { replyResponse } from "../core/reply.ts";
 import type { PipelineRequest } from "../core/services.ts";
-import { sessionCookies } from "../core/session.ts";
 import { bodyStage } from "./body.ts";
 import { requestStage } from "./request.ts";
-import { type PipelineEnv, pipeOf, type Stage, stateOf } from "./state.ts";
+import { pipeOf, type Stage, stateOf } from "./state.ts";
+import { errorOf, publicDocs, sessions, stageApp } from "./testing.ts";
 
-const sessions = sessionCookies({ secret: "body-test-secret", cookieName: "routes_session", secure: false });
-const plan = compileRoutePlan({ method: "ALL", pattern: "/t/:tenant/docs/:id", public: true });
+const plan = publicDocs;
 const LIMIT = 256 * 1024;
 
 /** request -> body -> a stub that keeps what it was given. */
@@ -23,12 +19,9 @@ function app() {
     seen.bytes = state.bytes;
     return c.text("handled");
   };
-  const hono = new Hono<PipelineEnv>();
-  hono.onError((err, c) => replyResponse(err, { dev: false, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
-  const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
-  on("ALL", plan.parsed.path, requestStage(plan, { sessions }), bodyStage({ maxBodyBytes: LIMIT }), next);
-  const fetch = (path: string, init: RequestInit = {}) =>
-    Promise.resolve(hono.fetch(new Request(`http://host.test${path}`, init), { requestId: "r1", clientAddress: "10.0.0.1" }));
+  const fetch = stageApp(plan.parsed.path, [requestStage(plan, { sessions }), bodyStage({ maxBodyBytes: LIMIT }), next], {
+    env: { clientAddress: "10.0.0.1" },
+  });
   return { fetch, seen };
 }
 
@@ -37,7 +30,6 @@ const post = (body: BodyInit, type: string, headers: Record<string, string> = {}
   body,
   headers: { "content-type": type, ...headers },
 });
-const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
 /** JSON arrays nested `depth` levels: `[[...]]`. */
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
 

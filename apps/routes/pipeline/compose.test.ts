@@ -1,13 +1,11 @@
 /** Which stages a route gets from its plan, in which order, and that they run as composed. */
-import { Hono } from "hono";
 import { describe, expect, it, vi } from "vitest";
 import { compileRoutePlan, type RoutePlan, type RoutePlanInput } from "../core/plan.ts";
-import { replyResponse } from "../core/reply.ts";
 import type { Actor, AuditEvent, AuthServices } from "../core/services.ts";
-import { sessionCookies } from "../core/session.ts";
 import { stagesFor } from "./compose.ts";
 import type { Target } from "./handler.ts";
-import type { PipelineEnv, Stage, StageDeps } from "./state.ts";
+import type { Stage, StageDeps } from "./state.ts";
+import { DOCS, sessions, stageApp } from "./testing.ts";
 
 // Every stage factory, wrapped so a stage it makes can be named: the order stagesFor chose.
 const { named, tag } = vi.hoisted(() => {
@@ -56,7 +54,6 @@ vi.mock("./handler.ts", async (original) => {
   return { ...m, handlerStage: tag("handler", m.handlerStage) };
 });
 
-const sessions = sessionCookies({ secret: "compose-test-secret", cookieName: "routes_session", secure: false });
 const alice: Actor = { id: "alice", kind: "user" };
 
 /** Every service, each noting that it was asked. */
@@ -75,7 +72,7 @@ function services() {
 
 const deps = (auth: AuthServices): StageDeps => ({ auth, sessions, maxBodyBytes: 1024, dev: true, now: () => new Date() });
 const target: Target = { kind: "host", handler: () => new Response("handled") };
-const plan = (input: Omit<RoutePlanInput, "method" | "pattern">) => compileRoutePlan({ method: "POST", pattern: "/t/:tenant/docs/:id", ...input });
+const plan = (input: Omit<RoutePlanInput, "method" | "pattern">) => compileRoutePlan({ method: "POST", pattern: DOCS, ...input });
 
 const PUBLIC = { public: true };
 const PUBLIC_AUDITED = { public: true, audit: "public.read" };
@@ -85,11 +82,8 @@ const namesOf = (stages: Stage[]) => stages.map((s) => named.get(s) ?? "?");
 
 /** The composed stages as a Hono route, the way the host registers them. */
 function serve(p: RoutePlan, auth: AuthServices) {
-  const hono = new Hono<PipelineEnv>();
-  hono.onError((err, c) => replyResponse(err, { dev: true, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
-  const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
-  on(p.method, "/t/:tenant/docs/:id", ...stagesFor(p, target, deps(auth)));
-  return (init: RequestInit = { method: "POST" }) => Promise.resolve(hono.fetch(new Request("http://host.test/t/t1/docs/d1", init), { requestId: "r1" }));
+  const fetch = stageApp(DOCS, stagesFor(p, target, deps(auth)), { method: p.method, dev: true });
+  return (init: RequestInit = { method: "POST" }) => fetch("/t/t1/docs/d1", init);
 }
 
 describe("stagesFor", () => {

@@ -1,17 +1,13 @@
 /** The CSRF stage: unsafe methods must carry a valid token (403); safe ones are not checked. */
-import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { compileRoutePlan } from "../core/plan.ts";
-import { replyResponse } from "../core/reply.ts";
-import type { AuditEvent, CsrfProtector, PipelineRequest } from "../core/services.ts";
-import { sessionCookies } from "../core/session.ts";
+import type { CsrfProtector, PipelineRequest } from "../core/services.ts";
 import { auditStage } from "./audit.ts";
 import { bodyStage } from "./body.ts";
 import { csrfStage } from "./csrf.ts";
 import { requestStage } from "./request.ts";
-import type { PipelineEnv, Stage } from "./state.ts";
+import { collecting, errorOf, sessions, stageApp } from "./testing.ts";
 
-const sessions = sessionCookies({ secret: "csrf-test-secret", cookieName: "routes_session", secure: false });
 const plan = compileRoutePlan({
   method: "ALL",
   pattern: "/notes/:id",
@@ -38,28 +34,21 @@ function protector(verify?: CsrfProtector["verify"]): CsrfProtector & { seen: Pi
 
 /** request -> audit -> body -> CSRF -> a handler that counts its calls. */
 function app(csrf: CsrfProtector) {
-  const events: AuditEvent[] = [];
+  const sink = collecting();
   let handled = 0;
-  const hono = new Hono<PipelineEnv>();
-  hono.onError((err, c) => replyResponse(err, { dev: false, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
-  const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
-  on(
-    "ALL",
-    "/notes/:id",
+  const served = stageApp("/notes/:id", [
     requestStage(plan, { sessions }),
-    auditStage({ ...plan, audit: plan.audit! }, { record: (e) => void events.push(e) }, { now: () => new Date() }),
+    auditStage({ ...plan, audit: plan.audit! }, sink, { now: () => new Date() }),
     bodyStage({ maxBodyBytes: 1024 }),
     csrfStage(csrf),
     async (c) => {
       handled++;
       return c.text("changed");
     },
-  );
-  const fetch = (init: RequestInit) => Promise.resolve(hono.fetch(new Request("http://host.test/notes/1", init), { requestId: "r1" }));
-  return { fetch, events, handled: () => handled };
+  ]);
+  const fetch = (init: RequestInit) => served("/notes/1", init);
+  return { fetch, events: sink.events, handled: () => handled };
 }
-
-const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
 
 describe("csrfStage", () => {
   it.each(["GET", "HEAD", "OPTIONS"])("does not check %s (the protector is not even asked)", async (method) => {

@@ -1,16 +1,11 @@
 /** Failing closed: a route that needs a service the host was not given answers 500, never opens. */
-import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
-import { replyResponse } from "../core/reply.ts";
 import type { AuthServices } from "../core/services.ts";
-import { sessionCookies } from "../core/session.ts";
 import { bodyStage } from "./body.ts";
 import { failClosedStage, mayMissServices, missingServices } from "./fail-closed.ts";
 import { requestStage } from "./request.ts";
-import type { PipelineEnv, Stage } from "./state.ts";
-
-const sessions = sessionCookies({ secret: "fail-closed-test-secret", cookieName: "routes_session", secure: false });
+import { DOCS, errorOf, publicDocs, sessions, stageApp } from "./testing.ts";
 
 const ALL: Required<Pick<AuthServices, "authenticator" | "authorizer" | "resources" | "csrf">> = {
   authenticator: { authenticate: () => null },
@@ -21,31 +16,30 @@ const ALL: Required<Pick<AuthServices, "authenticator" | "authorizer" | "resourc
 
 const full = compileRoutePlan({
   method: "ALL",
-  pattern: "/t/:tenant/docs/:id",
+  pattern: DOCS,
   public: false,
   auth: { required: true },
   resources: [{ type: "doc", idParam: "id" }],
   csrf: true,
   action: "docs:write",
 });
-const open = compileRoutePlan({ method: "ALL", pattern: "/t/:tenant/docs/:id", public: true });
-const optional = compileRoutePlan({ method: "ALL", pattern: "/t/:tenant/docs/:id", public: false, auth: { required: false }, action: "docs:read" });
+const open = publicDocs;
+const optional = compileRoutePlan({ method: "ALL", pattern: DOCS, public: false, auth: { required: false }, action: "docs:read" });
 
 /** request -> body -> fail closed -> a handler that counts its calls. */
 function app(plan: RoutePlan, auth: AuthServices, dev: boolean) {
   let handled = 0;
-  const hono = new Hono<PipelineEnv>();
-  hono.onError((err, c) => replyResponse(err, { dev, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
-  const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
-  on("ALL", "/t/:tenant/docs/:id", requestStage(plan, { sessions }), bodyStage({ maxBodyBytes: 1024 }), failClosedStage(plan, auth), async (c) => {
-    handled++;
-    return c.text("handled");
-  });
-  const fetch = (method: string) => Promise.resolve(hono.fetch(new Request("http://host.test/t/t1/docs/d1", { method }), { requestId: "r1" }));
+  const served = stageApp(
+    DOCS,
+    [requestStage(plan, { sessions }), bodyStage({ maxBodyBytes: 1024 }), failClosedStage(plan, auth), async (c) => {
+      handled++;
+      return c.text("handled");
+    }],
+    { dev },
+  );
+  const fetch = (method: string) => served("/t/t1/docs/d1", { method });
   return { fetch, handled: () => handled };
 }
-
-const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
 
 describe("missingServices", () => {
   it("names what an authenticated route with resources and CSRF lacks, for an unsafe method", () => {

@@ -1,12 +1,9 @@
 /** The handler stage: a host handler, a guarded mount or a script handler answers, once authorized. */
-import { Hono } from "hono";
 import { describe, expect, it, vi } from "vitest";
 import type { Logger } from "#lib/log";
 import type { ServeEnv } from "#lib/runtime";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
-import { replyResponse } from "../core/reply.ts";
-import type { Actor, AuditEvent, AuthServices, ResourceRef } from "../core/services.ts";
-import { sessionCookies } from "../core/session.ts";
+import type { AuthServices } from "../core/services.ts";
 import type { HostPlannedContext } from "../core/types.ts";
 import type { ScriptRuntime } from "../script/runtime.ts";
 import type { DispatchInput, DispatchOutcome } from "../script/script-sandbox.ts";
@@ -14,15 +11,12 @@ import { auditStage } from "./audit.ts";
 import { bodyStage } from "./body.ts";
 import { handlerStage, type Target } from "./handler.ts";
 import { requestStage } from "./request.ts";
-import { type PipelineEnv, type Stage, stateOf } from "./state.ts";
-
-const sessions = sessionCookies({ secret: "handler-test-secret", cookieName: "routes_session", secure: false });
-const alice: Actor = { id: "alice", kind: "user", tenantIds: ["t1"] };
-const doc: ResourceRef = { id: "d1", tenantId: "t1" };
+import { type Stage, stateOf } from "./state.ts";
+import { alice, collecting, doc, DOCS, sessions, stageApp } from "./testing.ts";
 
 const authed = compileRoutePlan({
   method: "POST",
-  pattern: "/t/:tenant/docs/:id",
+  pattern: DOCS,
   public: false,
   auth: { required: true },
   resources: [{ type: "doc", idParam: "id" }],
@@ -30,7 +24,7 @@ const authed = compileRoutePlan({
   action: "docs:write",
   audit: "doc.write",
 });
-const open = compileRoutePlan({ method: "ALL", pattern: "/t/:tenant/docs/:id", public: true, audit: "doc.public" });
+const open = compileRoutePlan({ method: "ALL", pattern: DOCS, public: true, audit: "doc.public" });
 
 function quietLog() {
   const log = { log: vi.fn(), debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn(), enabled: () => true, child: () => log };
@@ -51,7 +45,7 @@ interface Options {
 /** request -> audit -> body -> (alice and her doc) -> handler. */
 function app(target: Target, options: Options = {}) {
   const plan = options.plan ?? authed;
-  const events: AuditEvent[] = [];
+  const sink = collecting();
   const deps = {
     auth: options.auth ?? {},
     sessions,
@@ -61,9 +55,6 @@ function app(target: Target, options: Options = {}) {
     now: () => new Date(),
     runtime: options.runtime,
   };
-  const hono = new Hono<PipelineEnv>();
-  hono.onError((err, c) => replyResponse(err, { dev: deps.dev, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
-  const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
   const signedIn: Stage = async (c, next) => {
     const state = stateOf(c);
     if (options.signedIn ?? !plan.public) {
@@ -72,18 +63,12 @@ function app(target: Target, options: Options = {}) {
     }
     await next();
   };
-  on(
-    "ALL",
-    options.pattern ?? "/t/:tenant/docs/:id",
-    requestStage(plan, deps),
-    auditStage({ ...plan, audit: plan.audit! }, { record: (e) => void events.push(e) }, deps),
-    bodyStage(deps),
-    signedIn,
-    handlerStage(plan, target, deps),
+  const fetch = stageApp(
+    options.pattern ?? DOCS,
+    [requestStage(plan, deps), auditStage({ ...plan, audit: plan.audit! }, sink, deps), bodyStage(deps), signedIn, handlerStage(plan, target, deps)],
+    { dev: deps.dev, env: { clientAddress: "10.0.0.1" } },
   );
-  const fetch = (path: string, init: RequestInit = {}) =>
-    Promise.resolve(hono.fetch(new Request(`http://host.test${path}`, init), { requestId: "r1", clientAddress: "10.0.0.1" }));
-  return { fetch, events };
+  return { fetch, events: sink.events };
 }
 
 const write: RequestInit = { method: "POST", body: '{"text":"hi"}', headers: { "content-type": "application/json" } };

@@ -1,26 +1,19 @@
 /** The request stage: the state the later stages share, the new-session cookie and `no-store`. */
-import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { compileRoutePlan } from "../core/plan.ts";
-import { HostReply, replyResponse } from "../core/reply.ts";
+import { HostReply } from "../core/reply.ts";
 import type { Actor } from "../core/services.ts";
-import { sessionCookies } from "../core/session.ts";
 import { requestStage } from "./request.ts";
-import { type HostEnv, type PipelineEnv, type PipelineState, type Stage, stateOf } from "./state.ts";
+import { type PipelineState, type Stage, stateOf } from "./state.ts";
+import { DOCS, sessions, stageApp } from "./testing.ts";
 
-const sessions = sessionCookies({ secret: "request-test-secret", cookieName: "routes_session", secure: false });
-const plan = compileRoutePlan({ method: "GET", pattern: "/t/:tenant/docs/:id", public: true });
+const plan = compileRoutePlan({ method: "GET", pattern: DOCS, public: true });
 const alice: Actor = { id: "alice", kind: "user" };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The request stage, then `last` (the stub of everything after it). */
 function app(last: Stage) {
-  const hono = new Hono<PipelineEnv>();
-  hono.onError((err, c) => replyResponse(err, { dev: false, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
-  const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
-  on("ALL", plan.parsed.path, requestStage(plan, { sessions }), last);
-  return (path: string, init: RequestInit = {}, env: Partial<HostEnv> = {}) =>
-    Promise.resolve(hono.fetch(new Request(`http://host.test${path}`, init), { requestId: "r1", ...env }));
+  return stageApp(plan.parsed.path, [requestStage(plan, { sessions }), last]);
 }
 
 /** A handler that uses the session (as one reading `request.session` does) and shows it. */

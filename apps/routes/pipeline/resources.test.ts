@@ -1,18 +1,14 @@
 /** The resources stage: each declared resource resolved in order; a missing `.mustExist()` one is 404. */
-import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
-import { replyResponse } from "../core/reply.ts";
-import { type Actor, type AuditEvent, ResourceNotFoundError, type ResourceQuery, type ResourceRef, type ResourceResolver } from "../core/services.ts";
-import { sessionCookies } from "../core/session.ts";
+import { ResourceNotFoundError, type ResourceQuery, type ResourceRef, type ResourceResolver } from "../core/services.ts";
 import { auditStage } from "./audit.ts";
 import { bodyStage } from "./body.ts";
 import { requestStage } from "./request.ts";
 import { resourcesStage } from "./resources.ts";
-import { type PipelineEnv, type Stage, stateOf } from "./state.ts";
+import { type Stage, stateOf } from "./state.ts";
+import { alice, collecting, errorOf, sessions, stageApp } from "./testing.ts";
 
-const sessions = sessionCookies({ secret: "resources-test-secret", cookieName: "routes_session", secure: false });
-const alice: Actor = { id: "alice", kind: "user", tenantIds: ["t1"] };
 const PATTERN = "/t/:tenant/folders/:folder/docs/:id";
 
 const planWith = (mustExist: boolean) =>
@@ -56,20 +52,15 @@ function resolver(answers: Record<string, Answer>): ResourceResolver & { queries
 
 /** request -> audit -> body -> (alice signed in) -> resources -> a handler that shows the resources. */
 function app(plan: RoutePlan, resolve: ResourceResolver) {
-  const events: AuditEvent[] = [];
+  const sink = collecting();
   let handled = 0;
-  const hono = new Hono<PipelineEnv>();
-  hono.onError((err, c) => replyResponse(err, { dev: false, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
-  const on = hono.on.bind(hono) as unknown as (method: string, path: string, ...handlers: Stage[]) => unknown;
   const signedIn: Stage = async (c, next) => {
     stateOf(c).actor = alice;
     await next();
   };
-  on(
-    "ALL",
-    PATTERN,
+  const served = stageApp(PATTERN, [
     requestStage(plan, { sessions }),
-    auditStage({ ...plan, audit: plan.audit! }, { record: (e) => void events.push(e) }, { now: () => new Date() }),
+    auditStage({ ...plan, audit: plan.audit! }, sink, { now: () => new Date() }),
     bodyStage({ maxBodyBytes: 1024 }),
     signedIn,
     resourcesStage(plan, resolve),
@@ -77,12 +68,10 @@ function app(plan: RoutePlan, resolve: ResourceResolver) {
       handled++;
       return c.json(stateOf(c).resources);
     },
-  );
-  const fetch = (path = "/t/t1/folders/f1/docs/d1") => Promise.resolve(hono.fetch(new Request(`http://host.test${path}`), { requestId: "r1" }));
-  return { fetch, events, handled: () => handled };
+  ]);
+  const fetch = (path = "/t/t1/folders/f1/docs/d1") => served(path);
+  return { fetch, events: sink.events, handled: () => handled };
 }
-
-const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
 const ref = (type: string, id: string): ResourceRef => ({ id, tenantId: "t1", type });
 
 describe("resourcesStage", () => {
