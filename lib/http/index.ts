@@ -2,6 +2,7 @@
 export * from "./body-limit.ts";
 export * from "./client-address.ts";
 export * from "./errors.ts";
+export * from "./headers.ts";
 export * from "./json-body.ts";
 export * from "./json-limits.ts";
 export * from "./request-id.ts";

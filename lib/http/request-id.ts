@@ -17,6 +17,7 @@
  */
 import type { Logger } from "#lib/log";
 import type { ServeEnv } from "#lib/runtime";
+import { withEditedHeaders } from "./headers.ts";
 
 export const REQUEST_ID_HEADER = "X-Request-Id";
 const WELL_FORMED = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -47,7 +48,7 @@ export function withRequestId<A extends FetchingApp>(app: A, options: RequestIdO
     const preset = (env as ServeEnv | undefined)?.requestId;
     const id = preset ?? chooseRequestId(request.headers.get(REQUEST_ID_HEADER));
     const finish = (res: Response): Response => {
-      if (preset === undefined && !res.headers.has(REQUEST_ID_HEADER)) res = withHeader(res, id);
+      if (preset === undefined && !res.headers.has(REQUEST_ID_HEADER)) res = withEditedHeaders(res, (h) => h.set(REQUEST_ID_HEADER, id));
       if (started !== undefined) {
         log!.info("request", {
           request_id: id,
@@ -63,16 +64,4 @@ export function withRequestId<A extends FetchingApp>(app: A, options: RequestIdO
     return res instanceof Promise ? res.then(finish) : finish(res);
   };
   return app;
-}
-
-function withHeader(res: Response, id: string): Response {
-  try {
-    res.headers.set(REQUEST_ID_HEADER, id);
-    return res;
-  } catch {
-    // Immutable headers (Response.redirect, a fetched response): copy the response.
-    const copy = new Response(res.body, res);
-    copy.headers.set(REQUEST_ID_HEADER, id);
-    return copy;
-  }
 }

@@ -12,6 +12,7 @@
  * not show the last person's pages from the browser's cache (unless the answer set its own).
  */
 import { html } from "hono/html";
+import { withEditedHeaders } from "#lib/http";
 
 const hostErrors = new WeakSet<Response>();
 
@@ -29,15 +30,7 @@ export function acceptsHtml(request: Request): boolean {
 /** The answer with `Cache-Control: no-store`, unless it says otherwise already. */
 export function noStore(response: Response): Response {
   if (response.headers.has("cache-control")) return response;
-  try {
-    response.headers.set("cache-control", "no-store");
-    return response;
-  } catch {
-    // Immutable headers (a fetch() answer, a service binding's): a copy that can carry it.
-    const copy = new Response(response.body, response);
-    copy.headers.set("cache-control", "no-store");
-    return copy;
-  }
+  return withEditedHeaders(response, (h) => h.set("cache-control", "no-store"));
 }
 
 export interface PageOptions {

@@ -8,12 +8,13 @@ import type { RoutePlan } from "../core/plan.ts";
 import { setsCookie } from "../core/reply.ts";
 import { cookieMap } from "../core/request.ts";
 import { noStore } from "../core/error-page.ts";
+import { withEditedHeaders } from "#lib/http";
 import type { PipelineEnv, PipelineState, Stage, StageDeps } from "./state.ts";
 
 const noAudit = () => {};
 
 /** Puts `response` in place of the context's (Hono's setter would merge the old one's headers in). */
-export function replaceResponse(c: Context<PipelineEnv>, response: Response): void {
+function replaceResponse(c: Context<PipelineEnv>, response: Response): void {
   if (response === c.res) return;
   c.res = undefined;
   c.res = response;
@@ -43,12 +44,7 @@ export function requestStage(plan: RoutePlan, deps: Pick<StageDeps, "sessions">)
     // A handler that issued a session cookie of its own (sign-in renews the id) keeps it.
     if (!c.error && state.sessionUsed && state.session.isNew && !setsCookie(response, deps.sessions.cookieName)) {
       const cookie = await deps.sessions.issue(state.session);
-      try {
-        response.headers.append("set-cookie", cookie);
-      } catch {
-        response = new Response(response.body, response); // immutable headers (a fetch() answer)
-        response.headers.append("set-cookie", cookie);
-      }
+      response = withEditedHeaders(response, (h) => h.append("set-cookie", cookie));
     }
     if (state.actor) response = noStore(response);
     replaceResponse(c, response);

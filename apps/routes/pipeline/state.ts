@@ -7,7 +7,6 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { Logger } from "#lib/log";
 import type { ServeEnv } from "#lib/runtime";
 import type { RoutePlan } from "../core/plan.ts";
-import type { ScriptRequest } from "../core/request.ts";
 import type { Renderer } from "../core/response.ts";
 import type { Actor, AuditEvent, AuditOutcome, AuthServices, HostSession, PipelineRequest, ResourceRef } from "../core/services.ts";
 import type { sessionCookies } from "../core/session.ts";
@@ -62,5 +61,3 @@ export function pipeOf(state: PipelineState): PipelineRequest {
 }
 
 export const UNSAFE = (method: string) => method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE";
-
-export type { ScriptRequest };
