@@ -12,8 +12,7 @@
  */
 import { type Handler, Hono } from "hono";
 import { TrieRouter } from "hono/router/trie-router";
-import { chooseRequestId, REQUEST_ID_HEADER } from "#lib/http";
-import type { StaticDirectory } from "#lib/http";
+import { chooseRequestId, REQUEST_ID_HEADER, type StaticDirectory } from "#lib/http";
 import type { FetchHandler } from "#lib/runtime";
 import { stagesFor } from "../pipeline/compose.ts";
 import type { PipelineEnv } from "../pipeline/state.ts";
@@ -36,15 +35,18 @@ function routePathOf(url: string): string {
   return routed.length > 1 ? routed.replace(/\/+$/, "") || "/" : routed;
 }
 
-/** The methods some route takes at `path` (for 405's Allow). */
-function allowedMethods(routes: RouteEntry[], path: string): string[] {
+/** The methods some route takes at a path (for 405's Allow), over a router made once per table. */
+function allowedMethods(routes: RouteEntry[]): (path: string) => string[] {
   const router = new TrieRouter<number>();
   routes.forEach((r, i) => router.add(r.method, r.pattern.path, i));
-  const matches = (m: string) => (router.match(m, path)[0] as unknown[]).length > 0;
-  const found = new Set(KNOWN_METHODS.filter(matches));
-  if (found.has("GET")) found.add("HEAD");
-  for (const r of routes) if (![...KNOWN_METHODS, "ALL"].includes(r.method) && matches(r.method)) found.add(r.method);
-  return [...found];
+  const others = [...new Set(routes.map((r) => r.method))].filter((m) => m !== "ALL" && !KNOWN_METHODS.includes(m));
+  return (path) => {
+    const matches = (m: string) => (router.match(m, path)[0] as unknown[]).length > 0;
+    const found = new Set(KNOWN_METHODS.filter(matches));
+    if (found.has("GET")) found.add("HEAD");
+    for (const m of others) if (matches(m)) found.add(m);
+    return [...found];
+  };
 }
 
 export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
@@ -108,9 +110,10 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     // `ALL` is Hono's own name for every method.
     const on = hono.on.bind(hono) as (method: string, path: string, ...handlers: Handler<PipelineEnv>[]) => unknown;
     for (const r of routes) on(r.method, r.pattern.path, ...r.handlers);
+    const allowedAt = allowedMethods(routes);
     hono.notFound((c) => {
       const path = new URL(c.req.url).pathname;
-      const allow = allowedMethods(routes, c.req.path);
+      const allow = allowedAt(c.req.path);
       if (allow.length > 0) return errorResponse(405, "METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on ${path}`, { allow: allow.join(", ") });
       return errorResponse(404, "NOT_FOUND", `no route for ${c.req.method} ${path}`);
     });
