@@ -14,6 +14,8 @@ export interface SideSlot<Req, Res, Ev, S> {
 export interface InProcessSides<Req, Res, Ev, S> {
   acquire(): Promise<SideSlot<Req, Res, Ev, S>>;
   release(slot: SideSlot<Req, Res, Ev, S>): void;
+  /** Closes the sides not in use; one in use is closed when it is released. */
+  close(): void;
 }
 
 export function inProcessSides<Req, Res, Ev, S>(open: () => SandboxSide<Req, Res, Ev>, count: number, newState: () => S): InProcessSides<Req, Res, Ev, S> {
@@ -21,6 +23,7 @@ export function inProcessSides<Req, Res, Ev, S>(open: () => SandboxSide<Req, Res
   const waiting: ((slot: SideSlot<Req, Res, Ev, S>) => void)[] = [];
   // Sides open on first use: a host that never runs a handler builds none.
   let opened = 0;
+  let closed = false;
   return {
     acquire() {
       const slot = free.pop();
@@ -34,7 +37,12 @@ export function inProcessSides<Req, Res, Ev, S>(open: () => SandboxSide<Req, Res
     release(slot) {
       const next = waiting.shift();
       if (next) next(slot);
+      else if (closed) slot.side.close?.();
       else free.push(slot);
+    },
+    close() {
+      closed = true;
+      for (const slot of free.splice(0)) slot.side.close?.();
     },
   };
 }

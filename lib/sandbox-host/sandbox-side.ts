@@ -16,6 +16,8 @@ export interface SandboxSide<Req, Res, Ev> {
   /** One call; `emit` streams events back while it runs, `ask` reaches the host. A thrown error
    * with a string `code` crosses with that code. */
   handle(req: Req, emit: (event: Ev) => void, ask: AskHost): Promise<Res>;
+  /** Frees the side's sandboxes (in process: a thread frees everything when it ends). */
+  close?(): void;
 }
 
 export type OpenSandboxSide<Init, Req, Res, Ev> = (engine: SandboxEngine, init: Init) => SandboxSide<Req, Res, Ev> | Promise<SandboxSide<Req, Res, Ev>>;

@@ -10,10 +10,7 @@
  *   (lib/sandbox-host/request-threads.ts). A replaced thread (hung, crashed) loads the current
  *   script before its first request.
  */
-import { inProcessSides } from "#lib/sandbox-host";
-import { ThreadCallError } from "#lib/sandbox-host";
-import { createRequestThreads, type RequestThread } from "#lib/sandbox-host";
-import type { SpawnThread } from "#lib/sandbox-host";
+import { createRequestThreads, inProcessSides, type RequestThread, type SpawnThread, ThreadCallError } from "#lib/sandbox-host";
 import type { SandboxEngine } from "#lib/sandbox";
 import {
   dispatchCall,
@@ -120,7 +117,9 @@ export function inProcessScriptRuntime(engine: SandboxEngine, options: InProcess
       }
     },
     ready: async () => {},
-    async close() {},
+    async close() {
+      sides.close();
+    },
   };
 }
 

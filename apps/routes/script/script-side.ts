@@ -3,9 +3,15 @@
  * current script, in process or on a thread. A sandbox that broke (out of memory, native stack
  * overflow) is replaced by a fresh one loaded with the same script.
  */
-import { type AskHost, type SandboxSide, type SandboxThreadInit, serveSandboxThread } from "#lib/sandbox-host";
-import type { PoolMessage, PoolReply } from "#lib/sandbox-host";
-import type { ThreadEndpoint } from "#lib/sandbox-host";
+import {
+  type AskHost,
+  type PoolMessage,
+  type PoolReply,
+  type SandboxSide,
+  type SandboxThreadInit,
+  serveSandboxThread,
+  type ThreadEndpoint,
+} from "#lib/sandbox-host";
 import type { HostValue, SandboxEngine } from "#lib/sandbox";
 import {
   answerResponse,
@@ -98,6 +104,10 @@ export function scriptSide(engine: SandboxEngine, init: ScriptThreadInit): Sandb
   }
 
   return {
+    close() {
+      sandbox?.dispose();
+      sandbox = undefined;
+    },
     async handle(call, _emit, askHost) {
       ask = askHost;
       try {
