@@ -9,8 +9,7 @@
  * Every endpoint is served at the root and, with a path-based issuer, under the issuer's path.
  */
 import { type Context, type ExecutionContext, Hono } from "hono";
-import { apiNotFound } from "#lib/http";
-import { withRequestId } from "#lib/http";
+import { apiNotFound, BodyLimitError, withRequestId } from "#lib/http";
 import { createLogger, errorFields, type Logger } from "#lib/log";
 import type { ClientConfig } from "./domain/clients.ts";
 import { OAuthError, PageError } from "./domain/errors.ts";
@@ -20,7 +19,6 @@ import { messagePage } from "./pages/layout.ts";
 import { registerAuthorize } from "./routes/authorize.ts";
 import { registerDebug } from "./routes/debug.ts";
 import { notFromThisSite, sameOriginOnly } from "./routes/same-origin.ts";
-import { BodyLimitError } from "#lib/http";
 import { registerDevice } from "./routes/device.ts";
 import { registerDiscovery } from "./routes/discovery.ts";
 import { registerEndSession } from "./routes/end-session.ts";

@@ -8,9 +8,8 @@
  * Bad configuration prints one line `idp: <message>` on stderr and exits with code 2.
  */
 import type { Hono } from "hono";
-import { ConfigError } from "#lib/config";
+import { ConfigError, formatFieldTable, formatJson, formatYaml } from "#lib/config";
 import { parseCommandLine, type ParsedArgs } from "#lib/config/flags";
-import { formatFieldTable, formatJson, formatYaml } from "#lib/config";
 import { configSourcesLine, printBanner, serviceLogger } from "#lib/cli-output";
 import { type HostRuntime, parseListenAddress, type RunningServer } from "#lib/runtime";
 import { openSqlStore } from "#lib/db/open";

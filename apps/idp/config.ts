@@ -8,11 +8,21 @@
  */
 import type { JWK } from "jose";
 import * as v from "valibot";
-import { ConfigError } from "#lib/config";
+import {
+  ConfigError,
+  defineSection,
+  envName,
+  fieldNames,
+  flagName,
+  listenAddressCheck,
+  listField,
+  type LoadedSection,
+  loadSection,
+  parseYaml,
+  type SectionValues,
+  stringField,
+} from "#lib/config";
 import type { FlagSpecs, ParsedArgs } from "#lib/config/flags";
-import { type LoadedSection, loadSection } from "#lib/config";
-import { defineSection, envName, fieldNames, flagName, listenAddressCheck, listField, type SectionValues, stringField } from "#lib/config";
-import { parseYaml } from "#lib/config";
 import { isLibsqlUrl } from "#lib/db/libsql";
 import { parseListenAddress } from "#lib/runtime";
 import type { IdpAppOptions } from "./app.ts";

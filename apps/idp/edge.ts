@@ -15,9 +15,8 @@
  * (generated and stored by the first isolate ever, read by the others); docs/idp.md has the costs.
  */
 import type { Hono } from "hono";
-import { groupCommit } from "#lib/db";
+import { groupCommit, type SqlStore } from "#lib/db";
 import { isRemoteLibsqlUrl, libsqlStore } from "#lib/db/libsql";
-import type { SqlStore } from "#lib/db";
 import { createLogger } from "#lib/log";
 import { createIdp } from "./app.ts";
 import { type Env, optionsFromEnv } from "./env-options.ts";

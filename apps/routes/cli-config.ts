@@ -3,17 +3,15 @@
  * files), the usage text, what an entry file supplies, and reading them (with the policy file and
  * the assets directories). A bad setting is one line on stderr and exit code 2 (`fail`).
  */
-import { ConfigError } from "#lib/config";
-import { type FlagSpecs, type ParsedArgs } from "#lib/config/flags";
-import { loadSection } from "#lib/config";
-import { booleanField, defineSection, envName, fieldNames, flagName, listenAddressCheck, stringField } from "#lib/config";
+import { booleanField, ConfigError, defineSection, envName, fieldNames, flagName, listenAddressCheck, loadSection, stringField } from "#lib/config";
+import type { FlagSpecs, ParsedArgs } from "#lib/config/flags";
 import type { FileTree } from "#lib/files";
 import { type HostRuntime, parseListenAddress } from "#lib/runtime";
 import * as v from "valibot";
-import { type SessionsHost } from "../sessions/embed.ts";
+import type { SessionsHost } from "../sessions/embed.ts";
 import { type Policy, PolicyError, readPolicy } from "./auth/policy.ts";
 import { issuerFor } from "./auth/security.ts";
-import { type SpawnScriptThread } from "./script/runtime.ts";
+import type { SpawnScriptThread } from "./script/runtime.ts";
 import type { ScriptLimits } from "./script/script-sandbox.ts";
 
 const wholeNumber = (min: number, max: number) =>

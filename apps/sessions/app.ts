@@ -6,12 +6,9 @@
  * few lines. Migrations and restart recovery run once at creation; every request waits for them.
  */
 import { type Context, Hono } from "hono";
-import { applyMigrations } from "#lib/db";
-import type { SqlStore } from "#lib/db";
+import { applyMigrations, type SqlStore } from "#lib/db";
 import { type FileTree, FileTreeError } from "#lib/files";
-import { ApiError, apiErrorHandler, apiNotFound } from "#lib/http";
-import { withRequestId } from "#lib/http";
-import { serveStatic, type StaticDirectory } from "#lib/http";
+import { ApiError, apiErrorHandler, apiNotFound, serveStatic, type StaticDirectory, withRequestId } from "#lib/http";
 import { createLogger, errorFields, type Logger } from "#lib/log";
 import type { ProcessMemory, ServeEnv } from "#lib/runtime";
 import type { ServiceContext } from "./domain/context.ts";

@@ -1,7 +1,6 @@
 /** The host file system as a FileTree on Deno (confinement rules, and what each host error
  * becomes, in lib/files/host.ts: Deno's errors carry the POSIX `code` too). */
-import { type HostEntryKind, hostErrorKind, hostFileTree } from "#lib/files";
-import type { FileTree } from "#lib/files";
+import { type FileTree, type HostEntryKind, hostErrorKind, hostFileTree } from "#lib/files";
 
 // Deno's types are not part of this TypeScript project; this is the slice used here.
 interface DenoEntryInfo {

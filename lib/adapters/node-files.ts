@@ -2,8 +2,7 @@
  * becomes, in lib/files/host.ts). */
 import { lstat, mkdir, readdir, readFile, realpath, rm, unlink, writeFile } from "node:fs/promises";
 import type { Dirent, Stats } from "node:fs";
-import { type HostEntryKind, hostErrorKind, hostFileTree } from "#lib/files";
-import type { FileTree } from "#lib/files";
+import { type FileTree, type HostEntryKind, hostErrorKind, hostFileTree } from "#lib/files";
 
 function kindOf(s: Stats | Dirent): HostEntryKind {
   return s.isSymbolicLink() ? "symlink" : s.isFile() ? "file" : s.isDirectory() ? "directory" : "other";

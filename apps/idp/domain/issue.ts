@@ -3,11 +3,10 @@
  * and RS256 ID tokens with `at_hash`, shaped by the user's ID token scenario.
  */
 import { type User, userClaims } from "./claims.ts";
-import type { Client } from "./clients.ts";
+import { allowsGrant, type Client } from "./clients.ts";
 import type { Provider } from "./provider.ts";
 import { base64urlEncode } from "#lib/oauth";
 import { type AccessTokenRecord, LIFETIME_MS, type RefreshTokenRecord } from "./records.ts";
-import { allowsGrant } from "./clients.ts";
 
 export interface TokenResponse {
   access_token: string;

@@ -4,8 +4,7 @@
  * `/debug/ui`, a page that shows and drives all of it.
  */
 import type { Context, Hono } from "hono";
-import { clientAddress, isLoopbackAddress } from "#lib/http";
-import { JsonDepthError, MAX_JSON_DEPTH, parseJsonBounded } from "#lib/http";
+import { clientAddress, isLoopbackAddress, JsonDepthError, MAX_JSON_DEPTH, parseJsonBounded } from "#lib/http";
 import { endAllSessions, endSubjectSessions, notifyExpiredSessions } from "../domain/backchannel.ts";
 import { UsersDocumentError } from "../domain/errors.ts";
 import { PATH_ISSUER_NAME, type Provider } from "../domain/provider.ts";

@@ -9,8 +9,7 @@
  * read. Writes resolve once committed (on a file, after the commit's fsync: durable before the
  * response that depends on them).
  */
-import { applyMigrations, type Migration } from "#lib/db";
-import type { SqlStore, SqlValue } from "#lib/db";
+import { applyMigrations, type Migration, type SqlStore, type SqlValue } from "#lib/db";
 import type { IdpStateStore, RecordOptions, StateKind } from "./store.ts";
 
 /**

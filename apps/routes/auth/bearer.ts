@@ -17,8 +17,7 @@
  * No credentials: null (the pipeline answers 401 where they are required). Present but invalid:
  * `AuthenticationError`, 401 with a `WWW-Authenticate` challenge.
  */
-import { DPOP_ALGS, DPOP_IAT_WINDOW_S, DpopError, verifyDpopProof } from "#lib/oauth";
-import { loadJose, sha256Base64url } from "#lib/oauth";
+import { DPOP_ALGS, DPOP_IAT_WINDOW_S, DpopError, loadJose, sha256Base64url, verifyDpopProof } from "#lib/oauth";
 import { basicAuth, type IssuerMetadata, issuerMetadata } from "./issuer.ts";
 import { type Actor, AuthenticationError, type Authenticator, type PipelineRequest } from "../core/services.ts";
 

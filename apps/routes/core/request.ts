@@ -7,8 +7,7 @@
  */
 import { parse as parseCookies } from "hono/utils/cookie";
 import { CodedError } from "#lib/errors";
-import { BodyLimitError, boundedStream, readBoundedBytes } from "#lib/http";
-import { JsonDepthError, parseJsonBounded } from "#lib/http";
+import { BodyLimitError, boundedStream, JsonDepthError, parseJsonBounded, readBoundedBytes } from "#lib/http";
 import type { HostValue } from "#lib/sandbox";
 import type { HostSession } from "./services.ts";
 

@@ -10,8 +10,7 @@
  * sees is `{id, tenantId, type, owner?, ...attributes}`. A resource asked for under another tenant
  * (`tenantFromParam`) is not found, so a URL never tells whether another tenant's resource exists.
  */
-import { applyMigrations, type Migration } from "#lib/db";
-import type { SqlStore, SqlValue } from "#lib/db";
+import { applyMigrations, type Migration, type SqlStore, type SqlValue } from "#lib/db";
 import { sha256Base64url } from "#lib/oauth";
 import type { SignedInSession, SignedInStore } from "../auth/signed-in.ts";
 import type { AuditEvent, AuditOutcome, AuditSink, ResourceRef, ResourceResolver } from "../core/services.ts";

@@ -4,8 +4,7 @@
  * the FileTree, which alone sees symlinks that leave the root. FileTree failures become the
  * service's codes: INVALID_PATH (422) and FILE_NOT_FOUND (404; a directory counts as missing).
  */
-import { resolveRelativePath } from "#lib/files";
-import { type FileTree, FileTreeError } from "#lib/files";
+import { type FileTree, FileTreeError, resolveRelativePath } from "#lib/files";
 import { SessionServiceError } from "./errors.ts";
 
 export function fileError(err: FileTreeError, details?: Record<string, unknown>): SessionServiceError {

@@ -1,8 +1,7 @@
 import { createClient } from "@libsql/client";
 import { beforeEach, describe, expect, it } from "vitest";
 import { libsqlStore } from "#lib/db/libsql";
-import { applyMigrations } from "#lib/db";
-import type { SqlStore } from "#lib/db";
+import { applyMigrations, type SqlStore } from "#lib/db";
 import { getExecution, listEvents } from "../store/executions.ts";
 import { SESSION_MIGRATIONS } from "../store/migrations.ts";
 import { ExecutionRecorder } from "./recorder.ts";

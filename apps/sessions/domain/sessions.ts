@@ -8,8 +8,7 @@
  * wrong in the runtime (a library or startup file that throws, a library gone from the directory).
  */
 import { MAX_JSON_DEPTH, valueDepth } from "#lib/http";
-import { checkAbsolutePath } from "#lib/files";
-import { FileTreeError } from "#lib/files";
+import { checkAbsolutePath, FileTreeError } from "#lib/files";
 import type { SessionSpec } from "../live/types.ts";
 import * as db from "../store/sessions.ts";
 import { failExecutionsOfPreviousRun } from "../store/executions.ts";

@@ -14,8 +14,7 @@
  * Limits: specifiers must be string literals; a graph beyond MAX_FILES files or MAX_BYTES of
  * source is cut off (the imports past it are "not found").
  */
-import { resolveRelativePath } from "#lib/files";
-import type { FileTree } from "#lib/files";
+import { type FileTree, resolveRelativePath } from "#lib/files";
 import type { SourceResolver } from "#lib/sandbox";
 import { dirname, join, normalize } from "./modules/path.ts";
 import type { Settings } from "./types.ts";

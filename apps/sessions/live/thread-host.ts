@@ -6,8 +6,7 @@
  * which cannot be copied from the main thread.
  */
 import type { FileTree } from "#lib/files";
-import { type SandboxSide, serveSandboxThread } from "#lib/sandbox-host";
-import type { ThreadEndpoint } from "#lib/sandbox-host";
+import { type SandboxSide, serveSandboxThread, type ThreadEndpoint } from "#lib/sandbox-host";
 import type { SandboxEngine } from "#lib/sandbox";
 import { createInProcessRuntimes } from "./in-process.ts";
 import type { ExecutionOutcome, LiveEvent } from "./types.ts";

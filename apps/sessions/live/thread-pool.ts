@@ -9,9 +9,17 @@
  * on the thread is reported through `onLost`.
  */
 import { CodedError } from "#lib/errors";
-import { createThreadPool, MESSAGE_NOT_SENT, type PoolMessage, type PoolReply, type PoolThread, ThreadCallError } from "#lib/sandbox-host";
-import type { SandboxThreadInit } from "#lib/sandbox-host";
-import type { SpawnThread, ThreadPort } from "#lib/sandbox-host";
+import {
+  createThreadPool,
+  MESSAGE_NOT_SENT,
+  type PoolMessage,
+  type PoolReply,
+  type PoolThread,
+  type SandboxThreadInit,
+  type SpawnThread,
+  ThreadCallError,
+  type ThreadPort,
+} from "#lib/sandbox-host";
 import {
   type ExecutionOutcome,
   type ExecutionRequest,

@@ -23,9 +23,7 @@ import type { Context, Env, Hono, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { describeRoute, type DescribeRouteOptions, resolver, validator } from "hono-openapi";
 import * as v from "valibot";
-import { ApiError } from "#lib/http";
-import { decodeStrict, invalidRequest, tooDeep, validationError } from "#lib/http";
-import { JsonDepthError, parseJsonBounded } from "#lib/http";
+import { ApiError, decodeStrict, invalidRequest, JsonDepthError, parseJsonBounded, tooDeep, validationError } from "#lib/http";
 import { ERROR_STATUS, type ErrorCode, SessionServiceError } from "../domain/errors.ts";
 import { COMPONENTS, ErrorEnvelopeSchema, JSON_SCHEMA } from "./schemas.ts";
 

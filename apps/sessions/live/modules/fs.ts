@@ -8,8 +8,7 @@
  * worktree), EPERM (no capability for a write), EFBIG (file larger than the session's memory).
  */
 import { CodedError } from "#lib/errors";
-import { resolveRelativePath } from "#lib/files";
-import { type FileTree, FileTreeError } from "#lib/files";
+import { type FileTree, FileTreeError, resolveRelativePath } from "#lib/files";
 import type { HostValue, NativeModule } from "#lib/sandbox";
 
 export interface FsModuleOptions {
