@@ -1,14 +1,19 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
+/** Every file ends the processes it started (test/runtimes/processes.ts); inline projects do not
+ * inherit the root's settings, so each carries it. */
+const setupFiles = ["./test/runtimes/setup.ts"];
+
 // The contract suites run once per runtime; unit tests (beside the code) run once, on Node.
 const contract = (runtime: "node" | "deno" | "workerd") => ({
   test: {
     name: runtime,
     include: ["test/contract/**/*.test.ts"],
     env: { TEST_RUNTIME: runtime },
+    setupFiles,
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    hookTimeout: 120_000,
   },
 });
 
@@ -18,8 +23,9 @@ const pair = (runtime: "node" | "deno") => ({
     name: `${runtime}-pair`,
     include: ["test/contract/idp-*.test.ts"],
     env: { TEST_RUNTIME: runtime, TEST_IDP_INSTANCES: "2" },
+    setupFiles,
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    hookTimeout: 120_000,
   },
 });
 
@@ -30,8 +36,9 @@ const edge = (runtime: "deno" | "workerd") => ({
     name: `${runtime}-edge`,
     include: ["test/contract/idp-code-flow.test.ts", "test/contract/idp-code-flow-clients.test.ts"],
     env: { TEST_RUNTIME: runtime, TEST_IDP_ENTRY: "edge" },
+    setupFiles,
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    hookTimeout: 120_000,
   },
 });
 
@@ -40,6 +47,7 @@ const edge = (runtime: "deno" | "workerd") => ({
 const fuzz = {
   test: {
     name: "fuzz",
+    setupFiles,
     include: ["test/fuzz/**/*.fuzz.test.ts"],
     env: { TEST_RUNTIME: "node" },
     // A minute per suite at the default counts, more for a scaled local run.
@@ -52,9 +60,13 @@ const fuzz = {
 export default defineConfig({
   test: {
     reporters: ["default", "./test/runtimes/summary-reporter.ts"],
+    // Two files at a time on any machine: a contract file spends most of its time waiting for a
+    // server in another process, so one at a time left a 2-core machine half idle (vitest's
+    // default is one worker fewer than the cores).
+    maxWorkers: 2,
     projects: [
       // examples/ import the package by name, as another project does; here it is the source.
-      { resolve: { alias: { "devservices/idp/testing": fileURLToPath(new URL("./apps/idp/testing.ts", import.meta.url)) } }, test: { name: "unit", include: ["lib/**/*.test.ts", "apps/**/*.test.ts", "test/browser/**/*.test.ts", "examples/**/*.test.ts", "test/package/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 60_000 } },
+      { resolve: { alias: { "devservices/idp/testing": fileURLToPath(new URL("./apps/idp/testing.ts", import.meta.url)) } }, test: { name: "unit", include: ["lib/**/*.test.ts", "apps/**/*.test.ts", "test/browser/**/*.test.ts", "examples/**/*.test.ts", "test/package/**/*.test.ts"], setupFiles, testTimeout: 30_000, hookTimeout: 120_000 } },
       contract("node"),
       contract("deno"),
       contract("workerd"),
@@ -63,7 +75,7 @@ export default defineConfig({
       edge("deno"),
       edge("workerd"),
       fuzz,
-      { test: { name: "instances", include: ["test/instances/**/*.test.ts"], testTimeout: 30_000, hookTimeout: 60_000 } },
+      { test: { name: "instances", include: ["test/instances/**/*.test.ts"], setupFiles, testTimeout: 30_000, hookTimeout: 120_000 } },
     ],
   },
 });

@@ -1,8 +1,8 @@
-import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import { nodeRuntime } from "#lib/adapters/node";
 import type { HostRuntime, RunningServer } from "#lib/runtime";
+import { runToEnd } from "#test/runtimes/processes.ts";
 import { runIdpCli } from "./cli.ts";
 
 class Exit extends Error {
@@ -334,10 +334,7 @@ describe("serve-dev", () => {
 describe("the real entries", () => {
   const root = fileURLToPath(new URL("../..", import.meta.url));
   const run = (argv: string[], env: Record<string, string>) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(argv[0]!, argv.slice(1), { cwd: root, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", ...env } }, (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
-    });
+    runToEnd(argv[0]!, argv.slice(1), { cwd: root, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", ...env } });
   const entries = {
     node: [process.execPath, "lib/adapters/node-run.mjs", "apps/idp/node.ts"],
     deno: ["node_modules/deno/deno", "run", "-A", "apps/idp/deno.ts"],

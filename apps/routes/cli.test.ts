@@ -1,26 +1,17 @@
 /** The routes command line as a user runs it: the plan table, bad input, and dev mode's reload. */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { type RunningService, startService } from "../../test/runtimes/service.ts";
+import { runToEnd } from "#test/runtimes/processes.ts";
+import { type RunningService, startService } from "#test/runtimes/service.ts";
 import { issuerUrl } from "./cli.ts";
 import type { WorkerBundle } from "./script/read-bundle.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-function routesCli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) =>
-    execFile(
-      process.execPath,
-      ["lib/adapters/node-run.mjs", "apps/routes/node.ts", ...args],
-      { cwd: ROOT, timeout: 30_000 },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    )
-  );
-}
+const routesCli = (...args: string[]) => runToEnd(process.execPath, ["lib/adapters/node-run.mjs", "apps/routes/node.ts", ...args], { cwd: ROOT });
 
 describe("routes routes", () => {
   it("prints the plan table, so a reviewer sees at a glance what is public", async () => {

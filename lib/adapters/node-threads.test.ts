@@ -1,6 +1,6 @@
-import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { runToEnd } from "#test/runtimes/processes.ts";
 import { nodeThreadSpawner } from "./node-threads.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -34,14 +34,8 @@ describe("nodeThreadSpawner", () => {
     const code = `import { nodeThreadSpawner } from "./lib/adapters/node-threads.ts";
 nodeThreadSpawner(new URL("./lib/adapters/testdata/echo-thread.ts", "file://${ROOT}/"), { startOne: true });
 console.log("done");`;
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(
-        process.execPath,
-        ["--import", "tsx", "--input-type=module", "-e", code],
-        { cwd: ROOT, timeout: 20_000 },
-        (err, stdout) => (err ? reject(err) : resolve(stdout)),
-      )
-    );
-    expect(out.trim()).toBe("done");
+    const out = await runToEnd(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { cwd: ROOT });
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout.trim()).toBe("done");
   });
 });

@@ -1,6 +1,6 @@
 /** HostRuntime for Node: @hono/node-server for sockets, node:fs for files. */
 import { type Http2Bindings, type HttpBindings, serve } from "@hono/node-server";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { mkdir, readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { chooseRequestId, REQUEST_ID_HEADER } from "#lib/http";
@@ -63,6 +63,7 @@ export function nodeRuntime(): HostRuntime {
             }),
         );
         server.once("error", reject);
+        server.on("connection", (socket: Socket) => (socket.destroySoon = lingeringClose));
       });
     },
     onShutdown: (fn) => shutdown.add(fn),
@@ -72,4 +73,31 @@ export function nodeRuntime(): HostRuntime {
     printError: (line) => void process.stderr.write(line + "\n"),
     exit: (code) => process.exit(code),
   };
+}
+
+/** How long, and how much, a closing connection is still read from (see `lingeringClose`). */
+const LINGER_MS = 2000;
+const LINGER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * node:http ends a `Connection: close` answer (our 413s) with `socket.destroySoon()`: the socket is
+ * closed as soon as the answer is handed to the kernel. A client still sending the body that was
+ * refused then meets a socket closed with unread data, so the kernel answers with a reset, which
+ * can discard the answer before the client read it (the client sees a reset, never the 413).
+ * Instead, as web servers' "lingering close": send the answer and a FIN, then go on reading and
+ * discarding what still comes, until the client closes, for at most LINGER_MS and LINGER_BYTES.
+ */
+function lingeringClose(this: Socket): void {
+  if (this.destroyed) return;
+  this.end();
+  let discarded = 0;
+  const timer = setTimeout(() => this.destroy(), LINGER_MS);
+  timer.unref();
+  this.once("close", () => clearTimeout(timer));
+  this.once("end", () => this.destroy());
+  this.on("data", (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > LINGER_BYTES) this.destroy();
+  });
+  this.resume();
 }

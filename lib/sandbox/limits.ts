@@ -73,8 +73,11 @@ export function utf8Length(s: string): number {
 /**
  * One per sandbox, reset by `begin` for each evaluation (no allocation per evaluation).
  * CPU time is the sum of the synchronous slices spent inside QuickJS; wall time runs from `begin`.
+ * Both are read from `now` (milliseconds; `performance.now` unless a test passes a clock of its own).
  */
 export class Budget {
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
   running = false;
   /** Why the code was stopped: a limit, or `stopped` by the host (e.g. an event callback threw). */
   breached: LimitName | "stopped" | undefined;
@@ -130,7 +133,7 @@ export class Budget {
     this.cpuUsed = 0;
     this.memoryGrowth = 0;
     this.heapRefused = false;
-    this.startedAt = performance.now();
+    this.startedAt = this.now();
     this.wallDeadline = this.startedAt + limits.wallMs;
   }
 
@@ -141,7 +144,7 @@ export class Budget {
 
   /** Before running QuickJS code synchronously. */
   enterSlice(): void {
-    const now = performance.now();
+    const now = this.now();
     this.sliceStart = now;
     this.sliceCpuDeadline = now + (this.limits.cpuMs - this.cpuUsed);
     this.sliceDeadline = Math.min(this.sliceCpuDeadline, this.wallDeadline);
@@ -154,7 +157,7 @@ export class Budget {
 
   /** After a synchronous slice (before awaiting the host). */
   leaveSlice(): void {
-    this.cpuUsed += performance.now() - this.sliceStart;
+    this.cpuUsed += this.now() - this.sliceStart;
     this.sliceDeadline = Infinity;
     if (this.memory) this.memoryGrowth += this.memory.buffer.byteLength - this.sliceMemoryStart;
     if (this.gate) {
@@ -174,7 +177,7 @@ export class Budget {
       this.breached = "memory";
       return true;
     }
-    const now = performance.now();
+    const now = this.now();
     if (now < this.sliceDeadline) return false;
     this.breached = now >= this.sliceCpuDeadline && this.sliceCpuDeadline <= this.wallDeadline ? "cpu_ms" : "wall_ms";
     return true;
@@ -182,7 +185,7 @@ export class Budget {
 
   /** Wall time left, ms (for waits on host promises). */
   wallRemaining(): number {
-    return this.wallDeadline - performance.now();
+    return this.wallDeadline - this.now();
   }
 
   /**
@@ -211,7 +214,7 @@ export class Budget {
   }
 
   elapsed(): number {
-    return performance.now() - this.startedAt;
+    return this.now() - this.startedAt;
   }
 }
 

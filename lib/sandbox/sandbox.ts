@@ -26,7 +26,7 @@ export class Sandbox implements HostCallSite {
   readonly ctx: QuickJSContext;
   readonly marshal: Marshal;
   private readonly rt: QuickJSRuntime;
-  private readonly budget = new Budget();
+  private readonly budget: Budget;
   private readonly helpers!: SandboxHelpers;
   private readonly hostCalls!: HostCalls;
   private readonly driver!: RunDriver;
@@ -37,6 +37,7 @@ export class Sandbox implements HostCallSite {
 
   /** Use `createSandbox`. */
   constructor(engine: SandboxEngine, options: SandboxOptions = {}) {
+    this.budget = new Budget(options.clock);
     const limits = resolveLimits(options.limits);
     const memoryLimit = Math.floor(limits.memMb * MiB);
     const rt = engine.newRuntime();

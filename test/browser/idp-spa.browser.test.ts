@@ -171,7 +171,6 @@ describe.each(RUNTIMES)("a single-page app with oidc-client-ts, against the prov
           // The app comes back to its start page after logout, as oidc-client-ts apps usually do.
           IDP_POST_LOGOUT_REDIRECT_URIS: `${spa.origin}/`,
         },
-        timeoutMs: 90_000,
       },
       runtime,
     );

@@ -55,7 +55,7 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
     // command line adds its own, a Worker needs the var). On workerd the script, the policy and
     // the issuer are the Worker's defaults.
     const env = { ROUTES_SESSION_SECRET: "notes-test", IDP_REDIRECT_URIS: "http://127.0.0.1:{port}/auth/callback" };
-    service = await startService("routes", { args, env, persistTo: join(dir, "wrangler"), timeoutMs: 90_000, wranglerConfigs }, runtime);
+    service = await startService("routes", { args, env, persistTo: join(dir, "wrangler"), wranglerConfigs }, runtime);
   }, 120_000);
   afterAll(async () => {
     for (const c of contexts) await c.close();

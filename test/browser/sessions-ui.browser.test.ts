@@ -41,7 +41,7 @@ async function typeInto(page: Page, selector: string, text: string) {
 describe.each(RUNTIMES)("the sessions web UI on %s", (runtime) => {
   let service: RunningService;
   beforeAll(async () => {
-    service = await startService("sessions", { args: ["--db", ":memory:", "--threads", "1"], timeoutMs: 90_000 }, runtime);
+    service = await startService("sessions", { args: ["--db", ":memory:", "--threads", "1"] }, runtime);
   }, 120_000);
   afterAll(async () => {
     await service?.stop();

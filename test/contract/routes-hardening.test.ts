@@ -70,15 +70,17 @@ function chunkedUpload(path: string, contentType: string, limit: number, chunkSi
 }
 
 /**
- * `chunkedUpload`, sent again (up to twice) when wrangler dev answered in the Worker's stead that
- * it "restarted mid-request" (it reloads the Worker when its build output changes, and does not
- * retry a POST). The host's own answers are never retried.
+ * A streamed upload past the limit was refused: a 413. Node and Deno send it and read on for a
+ * while (a lingering close), so the client reads it. workerd closes a connection whose request
+ * body it did not read by resetting it, and the reset can overtake the 413 (curl usually reads it;
+ * a client may not): status 0; or wrangler dev's proxy, which stands between, answers in the
+ * Worker's stead that the Worker "restarted mid-request" (it says that of any connection to the
+ * Worker that broke; its log shows no reload). There the point is that the upload was cut short.
  */
-async function upload(...args: Parameters<typeof chunkedUpload>): ReturnType<typeof chunkedUpload> {
-  for (let attempt = 1;; attempt++) {
-    const res = await chunkedUpload(...args);
-    if (attempt === 3 || res.status !== 503 || !res.body.includes("restarted mid-request")) return res;
-  }
+function refusedUpload(res: { status: number; body: string }): boolean {
+  if (res.status === 413) return true;
+  if (process.env.TEST_RUNTIME !== "workerd") return false;
+  return res.status === 0 || (res.status === 503 && res.body.includes("restarted mid-request"));
 }
 
 describe("what a script cannot do to the wire, and what a request cannot do to the host", () => {
@@ -101,14 +103,10 @@ describe("what a script cannot do to the wire, and what a request cannot do to t
   );
 
   it("counts a body without Content-Length while it streams: 413 at the limit, the rest never read", async () => {
-    // workerd closes a connection whose request body was not read by resetting it, and the reset
-    // can overtake the 413 it wrote (curl usually reads it; a client may not): there the point
-    // is that the upload was cut short.
-    const answers = process.env.TEST_RUNTIME === "workerd" ? [413, 0] : [413];
     for (const [path, type] of [["/echo/1", "text/plain"], ["/notes", "application/json"]] as const) {
       // Up to 256 MiB: the host must stop reading long before the client runs out.
-      const res = await upload(path, type, 256 * 1024 * 1024);
-      expect(answers, res.body).toContain(res.status);
+      const res = await chunkedUpload(path, type, 256 * 1024 * 1024);
+      expect(refusedUpload(res), `${res.status} ${res.body}`).toBe(true);
       if (res.status === 413) expect(JSON.parse(res.body).error.code).toBe("BODY_TOO_LARGE");
       expect(res.sent).toBeLessThan(64 * 1024 * 1024);
       expect(await (await get("/text")).text()).toBe("PLAIN!");
@@ -130,7 +128,7 @@ describe("what a script cannot do to the wire, and what a request cannot do to t
     "refuses a body in too many pieces (1-byte chunks) before it costs the host more than its size",
     async () => {
       // 20,000 one-byte chunks: within 1 MiB, but past the 16,384 pieces a body may come in.
-      const res = await upload("/echo/1", "text/plain", 20_000, 1);
+      const res = await chunkedUpload("/echo/1", "text/plain", 20_000, 1);
       // Node hands over each chunk as it came; Deno and workerd may join them before the host sees
       // them (then the body is an ordinary 20,000 bytes). Never a 500.
       expect(process.env.TEST_RUNTIME === "node" ? [413] : [413, 200, 0]).toContain(res.status);
@@ -153,8 +151,8 @@ describe("what a script cannot do to the wire, and what a request cannot do to t
     });
     expect(declared.status).toBe(413);
     expect((await declared.json()).error.code).toBe("BODY_TOO_LARGE");
-    const res = await upload("/pidp/token", "application/x-www-form-urlencoded", 256 * 1024 * 1024);
-    expect(process.env.TEST_RUNTIME === "workerd" ? [413, 0] : [413]).toContain(res.status);
+    const res = await chunkedUpload("/pidp/token", "application/x-www-form-urlencoded", 256 * 1024 * 1024);
+    expect(refusedUpload(res), `${res.status} ${res.body}`).toBe(true);
     expect(res.sent).toBeLessThan(64 * 1024 * 1024);
     // A small body still reaches the provider.
     const small = await get("/pidp/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "grant_type=nope" });

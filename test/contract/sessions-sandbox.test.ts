@@ -4,6 +4,7 @@
  * catalog with each capability that gates it (fs writes, net hosts, env variables, globals).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hasSettled } from "../../apps/sessions/live/testing.ts";
 import {
   addFiles,
   createSession,
@@ -42,11 +43,6 @@ const thrown = async (sessionId: string, input: string) => {
   expect(e.status, JSON.stringify(e.events)).toBe("error");
   return e.error.message as string;
 };
-const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
-  const started = performance.now();
-  const result = await fn();
-  return [result, performance.now() - started];
-};
 
 describe("a long execution never blocks the server", () => {
   it("while one session runs a 2-second loop, /health, reads and other sessions answer", async () => {
@@ -55,9 +51,13 @@ describe("a long execution never blocks the server", () => {
     const loop = repl(s, busy.id, "const t0 = Date.now(); while (Date.now() - t0 < 2000) {} 'looped'");
     // Let the loop start (its execution row is stored before it runs).
     await new Promise((r) => setTimeout(r, 300));
-    const [health, healthMs] = await timed(() => get(s, "/health"));
-    const [read, readMs] = await timed(() => get(s, `/sessions/${other.id}`));
-    const [busyReply, busyMs] = await timed(() => repl(s, busy.id, "1"));
+    const health = await get(s, "/health");
+    const read = await get(s, `/sessions/${other.id}`);
+    const busyReply = await repl(s, busy.id, "1");
+    const otherValue = s.svc.runtime === "workerd" ? undefined : await value(other.id, "6 * 7");
+    // Blocked, each would have waited for the loop and come after its answer; this is an order,
+    // not a latency, so a loaded machine does not break it.
+    const answeredDuringLoop = !(await hasSettled(loop));
     expect(expectOk(health)).toEqual({ status: "ok" });
     expect(expectOk(read).status).toBe("ready");
     const done = expectOk(await loop, 201);
@@ -67,27 +67,22 @@ describe("a long execution never blocks the server", () => {
       // wait for the loop, then get the right answers; the busy one ran after the loop ended.
       expect(expectOk(busyReply, 201).status).toBe("ok");
     } else {
-      // Blocked, each would wait for the loop's remaining ~1,700 ms; 500 ms leaves room for a
-      // loaded CI machine (they take under 10 ms on an idle one, docs/benchmarks.md).
-      expect(healthMs).toBeLessThan(500);
-      expect(readMs).toBeLessThan(500);
+      expect(answeredDuringLoop).toBe(true);
       expectError(busyReply, 409, "SESSION_BUSY");
-      expect(busyMs).toBeLessThan(500);
-      // Another session runs code while the loop holds its own session's thread.
-      const [otherValue, otherMs] = await timed(() => value(other.id, "6 * 7"));
+      // Another session ran code while the loop held its own session's thread.
       expect(otherValue).toBe(42);
-      expect(otherMs).toBeLessThan(2000);
     }
   });
 });
 
 describe("limits hold", () => {
-  it("an infinite loop ends as timeout within cpu_ms + 50 ms, and the session answers the next input", async () => {
+  // How soon after cpu_ms it ends is lib/sandbox's test, on a clock of its own (limits.test.ts):
+  // a loaded machine stretches any wall-clock figure here.
+  it("an infinite loop ends as timeout at cpu_ms, and the session answers the next input", async () => {
     const { id } = await createSession(s, { settings: { limits: { cpu_ms: 300 } } });
     const e = expectOk(await repl(s, id, "while (true) {}"), 201);
     expect(e.status).toBe("timeout");
     expect(e.metrics.duration_ms).toBeGreaterThanOrEqual(300);
-    expect(e.metrics.duration_ms).toBeLessThan(350);
     expect(await value(id, "'still here'")).toBe("still here");
   });
 

@@ -28,10 +28,6 @@ if (!Number.isSafeInteger(SEED)) throw new Error(`FUZZ_SEED must be an integer, 
 const FACTOR = Number(process.env.FUZZ_RUNS ?? 1) || 1;
 
 /** A suite's case count, times FUZZ_RUNS. */
-/** How long a suite's server may take to answer its first health check: the fuzz project starts
- * while every other project starts its servers too, and a first start builds its bundle. */
-export const START_MS = 90_000;
-
 export const runs = (n: number) => Math.max(1, Math.round(n * FACTOR));
 
 /**

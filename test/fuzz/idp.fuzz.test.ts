@@ -18,13 +18,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { type RunningService, startService } from "../runtimes/service.ts";
-import { check, encodePathSegment, type FuzzRequest, nastyString, runs, send, START_MS, utf8 } from "./fuzz.ts";
+import { check, encodePathSegment, type FuzzRequest, nastyString, runs, send, utf8 } from "./fuzz.ts";
 import { checkAnswer, type Endpoint, ENDPOINTS, formRequest, REDIRECT_URI, refused, scenarioRequest, WEB_APP_SECRET } from "./idp-cases.ts";
 
 let idp: RunningService;
 
 beforeAll(async () => {
-  idp = await startService("idp", { env: { IDP_ISSUER: "{origin}" }, timeoutMs: START_MS });
+  idp = await startService("idp", { env: { IDP_ISSUER: "{origin}" } });
 });
 afterAll(() => idp?.stop());
 

@@ -29,7 +29,6 @@ import {
   refusedByServer,
   runs,
   send,
-  START_MS,
   utf8,
 } from "./fuzz.ts";
 
@@ -44,7 +43,6 @@ let token = "";
 beforeAll(async () => {
   idp = await startIdp({ clients: CLIENTS, accessTokenFormat: "jwt", accessTokenAudience: AUDIENCE });
   host = await startService("routes", {
-    timeoutMs: START_MS,
     env: {
       ROUTES_SCRIPT: "test/contract/fixtures/routes/app.js",
       ROUTES_ISSUER: idp.issuer,

@@ -34,7 +34,6 @@ import {
   refusedByServer,
   runs,
   send,
-  START_MS,
   type Verdict,
 } from "./fuzz.ts";
 
@@ -59,7 +58,7 @@ let bystander: { id: string };
 
 beforeAll(async () => {
   // One sandbox thread: a case that took a thread down would crash the bystander too.
-  s = await startSessions({ args: ["--threads", "1"], timeoutMs: START_MS, libraries: { "greet.js": "globalThis.greet = (n) => 'hi ' + n;" } });
+  s = await startSessions({ args: ["--threads", "1"], libraries: { "greet.js": "globalThis.greet = (n) => 'hi ' + n;" } });
   doc = expectOk(await get(s, "/openapi.json"));
   operations = Object.entries(doc.paths).flatMap(([path, item]) =>
     Object.entries(item).map(([method, spec]) => ({ method: method.toUpperCase(), path, spec }))

@@ -7,45 +7,27 @@
  * (its sandbox thread comes from dist/), and a vitest file imports `devservices/idp/testing`,
  * typechecks against the shipped declarations and passes.
  */
-import { execFile, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answersOk, runToEnd, startProcess, waitUntilReady } from "../runtimes/processes.ts";
 import { freePort, ROOT } from "../runtimes/service.ts";
 
 let work: string;
 let consumer: string;
 let bin: string;
 
-function run(cmd: string, args: string[], cwd: string, timeout = 120_000): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) =>
-    execFile(
-      cmd,
-      args,
-      { cwd, timeout, env: { ...process.env, NO_COLOR: "1" } },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    )
-  );
-}
+const run = (cmd: string, args: string[], cwd: string) => runToEnd(cmd, args, { cwd, env: { ...process.env, NO_COLOR: "1" } });
 
 async function serving<T>(args: string[], health: string, port: number, use: (base: string) => Promise<T>): Promise<T> {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: consumer, env: { ...process.env, LOG_LEVEL: "warn" }, stdio: "ignore" });
+  const child = startProcess(process.execPath, [bin, ...args], { cwd: consumer, env: { ...process.env, LOG_LEVEL: "warn" } });
   const base = `http://127.0.0.1:${port}`;
   try {
-    for (let i = 0;; i++) {
-      try {
-        if ((await fetch(base + health)).ok) break;
-      } catch {
-        if (i > 300) throw new Error(`devservices ${args.join(" ")} did not answer`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitUntilReady(child, () => answersOk(base + health), `devservices ${args.join(" ")}`);
     return await use(base);
   } finally {
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill("SIGTERM");
-    await exited;
+    await child.stop();
   }
 }
 

@@ -5,13 +5,13 @@
  *
  * Configuration is passed as environment variables (the services' `IDP_*` / `SESSIONS_*` /
  * `ROUTES_*` settings); on workerd they become wrangler `--var`s, so a suite configures every
- * runtime alike (`ROUTES_SCRIPT` is also set for wrangler's build step, which bundles it).
+ * runtime alike (`ROUTES_SCRIPT` is also read by the route host's build step, which bundles it).
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { answersOk, runToEnd, startProcess, waitUntilReady } from "./processes.ts";
 
 export type RuntimeName = "node" | "deno" | "workerd";
 export type ServiceName = "idp" | "sessions" | "routes";
@@ -22,9 +22,9 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Extra command-line words for Node and Deno (after `serve-dev` / `serve`). */
   args?: string[];
-  /** Health path polled until the service answers. */
+  /** Health path polled until the service answers (or exits: there is no other deadline than the
+   * hook's own timeout). */
   healthPath?: string;
-  timeoutMs?: number;
   /** workerd: the `--persist-to` directory (default: a fresh one per port). Starting again with the
    * same directory finds the Durable Object storage and R2 contents the last process left. */
   persistTo?: string;
@@ -118,7 +118,7 @@ function withPort(options: StartOptions, port: number): StartOptions {
 /** What wrangler's build step for [env.routes] reads: the script, its policy file (none for a
  * test's own script unless named; the default is the notes example's) and its assets modules. */
 function routesBuildEnv(env: Record<string, string> | undefined, port: number): Record<string, string> {
-  // Each Worker its own bundle file: wrangler watches it, and suites run side by side.
+  // Each Worker its own bundle file, so suites run side by side.
   const out = { ROUTES_BUNDLE_OUT: routesBundlePath(port) };
   if (!env?.ROUTES_SCRIPT) return out;
   return {
@@ -129,23 +129,40 @@ function routesBuildEnv(env: Record<string, string> | undefined, port: number): 
   };
 }
 
+/**
+ * A config's custom build step (`[build]` or `[env.<name>.build]` with its `command`), run here
+ * before wrangler starts, and the config without it. Left to wrangler, the step runs a second time
+ * once wrangler's file watcher is ready, and the rewritten bundle restarted the Worker under a
+ * running test.
+ */
+async function prebuilt(config: string, env: Record<string, string>): Promise<string> {
+  const build = /^\[(?:env\.[\w-]+\.)?build\]\ncommand = "((?:[^"\\]|\\.)*)"\n/m.exec(config);
+  if (!build) return config;
+  const command = JSON.parse(`"${build[1]}"`) as string;
+  const built = await runToEnd("sh", ["-c", command], { cwd: ROOT, env: { ...process.env, ...env } });
+  if (built.code !== 0) throw new Error(`build step failed (${built.code}): ${command}\n${built.stdout}${built.stderr}`);
+  return config.replace(build[0], "");
+}
+
 const routesBundlePath = (port: number) => `.wrangler/routes/test-${port}.json`;
 const routesConfigPath = (port: number) => `.wrangler-routes-${port}.toml`;
 
-/** A copy of a wrangler config with `{port}` replaced, beside it (its paths are relative to it). */
-function writeConfigCopy(config: string, port: number): string {
+/** A copy of a wrangler config with `{port}` replaced and its build step done, beside it (its
+ * paths are relative to it). */
+async function writeConfigCopy(config: string, port: number): Promise<string> {
   const copy = config.replace(/([^/]+)\.toml$/, `.$1-${port}.toml`); // idp.toml -> .idp-<port>.toml
-  writeFileSync(join(ROOT, copy), readFileSync(join(ROOT, config), "utf8").replaceAll("{port}", String(port)));
+  writeFileSync(join(ROOT, copy), await prebuilt(readFileSync(join(ROOT, config), "utf8").replaceAll("{port}", String(port)), {}));
   return copy;
 }
 
-/** wrangler.toml with this Worker's own bundle file (`wrangler dev` takes no --alias). It sits
- * beside wrangler.toml, since a config's paths are relative to where it is. */
-function writeRoutesConfig(port: number): void {
+/** wrangler.toml with this Worker's own bundle file (`wrangler dev` takes no --alias), built for
+ * its script. It sits beside wrangler.toml, since a config's paths are relative to where it is. */
+async function writeRoutesConfig(port: number, env: Record<string, string> | undefined): Promise<void> {
   const text = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
   const line = `"routes-bundle" = "./.wrangler/routes/bundle.json"`;
   if (!text.includes(line)) throw new Error(`wrangler.toml has no line ${line}`);
-  writeFileSync(join(ROOT, routesConfigPath(port)), text.replace(line, `"routes-bundle" = "./${routesBundlePath(port)}"`));
+  const own = text.replace(line, `"routes-bundle" = "./${routesBundlePath(port)}"`);
+  writeFileSync(join(ROOT, routesConfigPath(port)), await prebuilt(own, routesBuildEnv(env, port)));
 }
 
 function command(runtime: RuntimeName, service: ServiceName, port: number, options: StartOptions): string[] {
@@ -176,32 +193,12 @@ function command(runtime: RuntimeName, service: ServiceName, port: number, optio
         "--persist-to",
         options.persistTo ?? `.wrangler/test-state/${service}-${port}`,
         "--log-level",
-        "warn",
+        process.env.TEST_WRANGLER_LOG ?? "warn",
         "--show-interactive-dev-session=false",
         ...vars,
       ];
     }
   }
-}
-
-async function waitForHealth(url: string, child: ChildProcess, output: () => string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  let exited = false;
-  child.once("exit", () => (exited = true));
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`service exited before it was healthy:\n${output()}`);
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
-      if (res.ok) {
-        await res.arrayBuffer();
-        return;
-      }
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`service at ${url} not healthy after ${timeoutMs} ms:\n${output()}`);
 }
 
 export async function startService(
@@ -224,61 +221,47 @@ async function launch(service: ServiceName, options: StartOptions, runtime: Runt
   const port = runtime === "workerd" ? await freePortPair() : await freePort();
   options = withPort(options, port);
   const ownRoutesConfig = runtime === "workerd" && service === "routes" && !options.wranglerConfigs;
-  if (ownRoutesConfig) writeRoutesConfig(port);
-  const configCopies = runtime === "workerd" && options.wranglerConfigs ? options.wranglerConfigs.map((c) => writeConfigCopy(c, port)) : [];
-  if (configCopies.length > 0) options = { ...options, wranglerConfigs: configCopies };
+  const configCopies: string[] = [];
+  const removeCopies = () => {
+    if (ownRoutesConfig) {
+      rmSync(join(ROOT, routesConfigPath(port)), { force: true });
+      rmSync(join(ROOT, routesBundlePath(port)), { force: true });
+    }
+    for (const copy of configCopies) rmSync(join(ROOT, copy), { force: true });
+  };
+  try {
+    if (ownRoutesConfig) await writeRoutesConfig(port, options.env);
+    if (runtime === "workerd" && options.wranglerConfigs) {
+      for (const config of options.wranglerConfigs) configCopies.push(await writeConfigCopy(config, port));
+      options = { ...options, wranglerConfigs: configCopies };
+    }
+  } catch (err) {
+    removeCopies();
+    throw err;
+  }
   const [bin, ...args] = command(runtime, service, port, options);
-  const child = spawn(bin!, args, {
+  const proc = startProcess(bin!, args, {
     cwd: ROOT,
     env: {
       ...process.env,
-      // On workerd the settings are vars, except the route script: wrangler's build step reads it.
-      ...(runtime !== "workerd" ? options.env : service === "routes" && !options.wranglerConfigs ? routesBuildEnv(options.env, port) : {}),
+      // On workerd the settings are vars.
+      ...(runtime !== "workerd" ? options.env : {}),
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
       WRANGLER_SEND_METRICS: "false",
       CLOUDFLARE_CF_FETCH_ENABLED: "false",
       WRANGLER_HIDE_BANNER: "true",
       NO_COLOR: "1",
     },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
   });
-  child.once("exit", () => {
-    if (ownRoutesConfig) {
-      rmSync(join(ROOT, routesConfigPath(port)), { force: true });
-      rmSync(join(ROOT, routesBundlePath(port)), { force: true });
-    }
-    for (const copy of configCopies) rmSync(join(ROOT, copy), { force: true });
-  });
-  let log = "";
-  child.stdout!.on("data", (d) => (log += d));
-  child.stderr!.on("data", (d) => (log += d));
+  void proc.exit.then(removeCopies);
   const baseUrl = `http://127.0.0.1:${port}`;
-  const stop = async (signal: "SIGTERM" | "SIGKILL" = "SIGTERM") => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once("exit", r));
-    try {
-      process.kill(-child.pid!, signal);
-    } catch {
-      return;
-    }
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }, 3000);
-    await exited;
-    clearTimeout(timer);
-  };
   try {
-    await waitForHealth(baseUrl + (options.healthPath ?? HEALTH[service]), child, () => log, options.timeoutMs ?? 30_000);
+    await waitUntilReady(proc, () => answersOk(baseUrl + (options.healthPath ?? HEALTH[service])), `${service} on ${runtime}`);
   } catch (err) {
-    await stop();
+    await proc.stop();
     throw err;
   }
-  return { runtime, baseUrl, port, output: () => log, stop: () => stop(), kill: () => stop("SIGKILL") };
+  return { runtime, baseUrl, port, output: proc.output, stop: () => proc.stop(), kill: () => proc.stop("SIGKILL") };
 }
 
 async function freePortPair(): Promise<number> {

@@ -2,19 +2,18 @@
  * SessionRuntimeObject and durableRuntimes on workerd: `wrangler dev` runs the check worker in
  * ./testdata/durable-check (Durable Object binding, R2 bucket for worktrees, QuickJS's .wasm as a module).
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answersOk, startProcess, type TrackedProcess, waitUntilReady } from "#test/runtimes/processes.ts";
 import { freePort, ROOT } from "#test/runtimes/service.ts";
 import { capability, repl, runFile, sessionSpec } from "./testing.ts";
 import type { ExecutionOutcome, ExecutionRequest, LiveEvent, SessionSpec } from "./types.ts";
 
-let wrangler: ChildProcess;
+let wrangler: TrackedProcess | undefined;
 let base: string;
 let state: string;
-let log = "";
 let slow: Server;
 let slowPort: number;
 
@@ -24,7 +23,7 @@ beforeAll(async () => {
   slowPort = (slow.address() as { port: number }).port;
   const port = await freePort();
   const inspector = await freePort();
-  wrangler = spawn(
+  wrangler = startProcess(
     process.execPath,
     [
       "node_modules/wrangler/bin/wrangler.js",
@@ -43,29 +42,16 @@ beforeAll(async () => {
       "warn",
       "--show-interactive-dev-session=false",
     ],
-    { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true },
+    { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" } },
   );
-  wrangler.stdout!.on("data", (d) => (log += d));
-  wrangler.stderr!.on("data", (d) => (log += d));
   base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (wrangler.exitCode !== null) throw new Error(`wrangler exited:\n${log}`);
-    const ok = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`wrangler did not start:\n${log}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitUntilReady(wrangler, () => answersOk(`${base}/health`), "wrangler dev (durable-check)");
   await call("/seed", { "wt/lib/util.js": "exports.twice = (x) => x * 2;", "wt/data.txt": "from R2" });
-}, 90_000);
+});
 
 afterAll(async () => {
   await new Promise<void>((r) => slow.close(() => r()));
-  if (wrangler?.exitCode === null) {
-    const exited = new Promise((r) => wrangler.once("exit", r));
-    process.kill(-wrangler.pid!, "SIGTERM");
-    await exited;
-  }
+  await wrangler?.stop();
   if (state) await rm(join(ROOT, state), { recursive: true, force: true });
 });
 

@@ -64,11 +64,12 @@ describe("REPL executions", () => {
     expect((await s.run("'still usable'")).outcome.status).toBe("ok");
   });
 
-  it("ends an infinite loop as timeout within cpu_ms + 50 ms, then answers normally", async () => {
+  // How soon after cpu_ms it ends is lib/sandbox's test, on a clock of its own (limits.test.ts).
+  it("ends an infinite loop as timeout at cpu_ms, then answers normally", async () => {
     const s = await session({ settings: { limits: { cpu_ms: 100 } } });
     const { outcome, events } = await s.run("while (true) {}");
     expect(outcome).toMatchObject({ status: "timeout", limit: "cpu_ms" });
-    expect(outcome.metrics.duration_ms).toBeLessThan(150);
+    expect(outcome.metrics.duration_ms).toBeGreaterThanOrEqual(100);
     expect(events.at(-1)).toEqual({ type: "system", payload: { message: "execution timed out (cpu_ms limit of 100 ms)", level: "error" } });
     expect(outcome.metrics.events).toBe(2);
     expect((await s.run("6 * 7")).outcome.result?.json).toBe(42);

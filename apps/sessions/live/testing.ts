@@ -54,21 +54,23 @@ export async function collect(
   return { outcome, events };
 }
 
-/** Runs `work` while a 10 ms timer probes this thread's event loop; returns its worst lateness. */
-export async function timerLateness<T>(work: Promise<T>): Promise<{ result: T; worstMs: number }> {
-  let worst = 0;
-  let running = true;
-  const probe = (async () => {
-    while (running) {
-      const t = performance.now();
-      await new Promise((r) => setTimeout(r, 10));
-      worst = Math.max(worst, performance.now() - t - 10);
-    }
-  })();
+/**
+ * Runs `work` while a 10 ms timer ticks on this thread; returns how often it ran. A thread blocked
+ * for the whole of `work` ticks once or not at all; a free one about every 10 ms, and still dozens
+ * of times a second on a loaded machine: a count, where a latency figure breaks under load.
+ */
+export async function timerTicks<T>(work: Promise<T>): Promise<{ result: T; ticks: number }> {
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 10);
   try {
-    return { result: await work, worstMs: worst };
+    return { result: await work, ticks };
   } finally {
-    running = false;
-    await probe;
+    clearInterval(timer);
   }
+}
+
+/** Whether `promise` has settled by now (after the microtasks already queued). */
+export async function hasSettled(promise: Promise<unknown>): Promise<boolean> {
+  const pending = Symbol("pending");
+  return (await Promise.race([promise.then(() => true, () => true), Promise.resolve(pending)])) !== pending;
 }

@@ -4,7 +4,7 @@
  * imports only for scripts inside the repo). Prints one JSON line with what it saw.
  */
 import { createDenoThreadRuntimes } from "../deno-threads.ts";
-import { collect, repl, runFile, sessionSpec, timerLateness } from "../testing.ts";
+import { collect, hasSettled, repl, runFile, sessionSpec, timerTicks } from "../testing.ts";
 
 const worktree = (globalThis as unknown as { Deno: { args: string[] } }).Deno.args[0]!;
 const pool = createDenoThreadRuntimes({ threads: 2, hostEnv: { APP_X: "x" } });
@@ -17,15 +17,17 @@ const file = await collect(pool, a.sessionId, runFile("main.js", "console.log(ar
 
 // A 1.5 s loop in session a: the main thread's timers keep running, b answers, a is busy.
 const loop = pool.execute(a.sessionId, repl("const end = Date.now() + 1500; while (Date.now() < end) {}; 'looped'"), () => {});
-const probed = timerLateness(
+const probed = timerTicks(
   (async () => {
     await new Promise((r) => setTimeout(r, 50));
     const busy = await pool.execute(a.sessionId, repl("1"), () => {}).then(() => "no error", (e: { code?: string }) => e.code);
     const other = await collect(pool, b.sessionId, repl("'b answers'"));
-    return { busy, other, looped: await loop };
+    // Both answers came while a's loop still ran.
+    const answeredDuringLoop = !(await hasSettled(loop));
+    return { busy, other, answeredDuringLoop, looped: await loop };
   })(),
 );
-const { result, worstMs } = await probed;
+const { result, ticks } = await probed;
 await pool.shutdown();
 
 console.log(
@@ -35,6 +37,7 @@ console.log(
     busy: result.busy,
     other: result.other.outcome.result?.json,
     looped: result.looped.result?.json,
-    worstLatenessMs: Math.round(worstMs),
+    answeredDuringLoop: result.answeredDuringLoop,
+    mainThreadTicks: ticks,
   }),
 );
