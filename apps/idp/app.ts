@@ -22,7 +22,7 @@ import { notFromThisSite, sameOriginOnly } from "./routes/same-origin.ts";
 import { registerDevice } from "./routes/device.ts";
 import { registerDiscovery } from "./routes/discovery.ts";
 import { registerEndSession } from "./routes/end-session.ts";
-import { registerCors } from "./routes/cors.ts";
+import { CORS_ENDPOINTS, registerCors } from "./routes/cors.ts";
 import { oauthErrorResponse, PAGE_HEADERS } from "./routes/http.ts";
 import { registerIntrospection } from "./routes/introspection.ts";
 import { registerToken } from "./routes/token.ts";
@@ -75,6 +75,8 @@ export interface IdpAppOptions {
    * any first path segment that is not one of the provider's (env IDP_ISSUERS_BY_PATH=off).
    */
   issuersByPath?: boolean;
+  /** The debug interface's access token (Bearer or the cookie its link sets; env IDP_DEBUG_TOKEN). */
+  debugToken?: string;
   /** Back-channel logout URIs by client id (env IDP_BACKCHANNEL_LOGOUT_URIS, a JSON object). */
   backchannelLogoutUris?: Record<string, string>;
   /** Timeout of one back-channel logout POST in ms (default 5000; env IDP_BACKCHANNEL_TIMEOUT_MS). */
@@ -93,12 +95,13 @@ function errorHandler(logger: Logger) {
       return oauthErrorResponse(c, err);
     }
     if (err instanceof PageError) return c.html(messagePage(err.title, err.message, "error"), err.status, PAGE_HEADERS);
-    // A body over the limit is not read on: the connection closes after the answer.
+    // A body over the limit is not read on: the connection closes after the answer. A browser's
+    // form post (login, consent, logout, device approval) gets a page; a program gets OAuth JSON.
     if (err instanceof BodyLimitError) {
-      return c.json({ error: "invalid_request", error_description: err.message }, err.code === "BODY_TOO_LARGE" ? 413 : 400, {
-        "Cache-Control": "no-store",
-        ...(err.code === "BODY_TOO_LARGE" ? { Connection: "close" } : {}),
-      });
+      const status = err.code === "BODY_TOO_LARGE" ? 413 : 400;
+      const headers = { "Cache-Control": "no-store", ...(status === 413 ? { Connection: "close" } : {}) };
+      if (isBrowserEndpoint(c.req.path)) return c.html(messagePage("Request too large", err.message, "error"), status, { ...PAGE_HEADERS, ...headers });
+      return c.json({ error: "invalid_request", error_description: err.message }, status, headers);
     }
     logger.error("unhandled error", { ...errorFields(err), path: new URL(c.req.url).pathname });
     return c.json({ error: "server_error", error_description: "internal error" }, 500, { "Cache-Control": "no-store" });
@@ -148,11 +151,17 @@ export function createProvider(options: IdpAppOptions): Provider {
     backchannelLogoutUris: options.backchannelLogoutUris,
     backchannelTimeoutMs: options.backchannelTimeoutMs,
     awaitDeliveries: options.awaitDeliveries,
+    debugToken: options.debugToken,
     logger: options.logger ?? createLogger({ fields: { service: "idp" } }),
   });
 }
 
-/** The methods each endpoint serves: a known path asked with another method gets 405, not 404. */
+/** The endpoints a browser navigates to or posts a form at: their errors are pages. */
+const BROWSER_ENDPOINTS = ["/authorize", "/end-session", "/device"];
+const isBrowserEndpoint = (path: string) => BROWSER_ENDPOINTS.some((e) => path.endsWith(e));
+
+/** The methods each endpoint serves: a known path asked with another method gets 405, not 404
+ * (with OPTIONS where a CORS preflight is answered, `CORS_ENDPOINTS`). */
 const ALLOWED_METHODS: Record<string, string> = {
   "/token": "POST",
   "/device_authorization": "POST",
@@ -177,8 +186,9 @@ function notFoundOr405(prefixes: string[]) {
     const path = c.req.path;
     const prefix = prefixes.find((pre) => pre !== "" && path.startsWith(pre + "/"));
     const local = prefix ? path.slice(prefix.length) : path;
-    const allow = Object.hasOwn(ALLOWED_METHODS, local) ? ALLOWED_METHODS[local] : undefined;
-    if (allow === undefined) return apiNotFound(c);
+    const served = Object.hasOwn(ALLOWED_METHODS, local) ? ALLOWED_METHODS[local] : undefined;
+    if (served === undefined) return apiNotFound(c);
+    const allow = Object.hasOwn(CORS_ENDPOINTS, local) ? `${served}, OPTIONS` : served;
     return c.json({ error: "invalid_request", error_description: `${c.req.method} is not allowed; use ${allow}` }, 405, { Allow: allow });
   };
 }

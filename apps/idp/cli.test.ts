@@ -75,6 +75,8 @@ describe("print-config", () => {
         '  access-token-audience: "" # default',
         "  state: memory # default",
         '  state-auth-token: "" # default',
+        "  allowed-hosts: [] # default",
+        '  debug-token: "" # default',
       ].join("\n"),
     );
   });
@@ -326,6 +328,19 @@ describe("serve-dev", () => {
       const { runtime, err } = fakeRuntime(env, files);
       expect(await exitCode(runIdpCli(runtime, ["serve-dev", "--addr", "127.0.0.1:0", ...argv])), argv.join(" ")).toBe(2);
       expect(err, argv.join(" ")).toHaveLength(1);
+      expect(err[0]).toMatch(message);
+    }
+  });
+
+  test("beyond loopback only with a debug token, and no token too short to be one (exit code 2, before listening)", async () => {
+    const cases: [Record<string, string>, string[], RegExp][] = [
+      [{}, ["--addr", "0.0.0.0:0"], /^idp: refusing to listen on 0\.0\.0\.0:0 \(from flag:--addr\) without a debug token: .*--debug-token or IDP_DEBUG_TOKEN/],
+      [{ IDP_ADDR: "192.168.1.20:0" }, [], /^idp: refusing to listen on 192\.168\.1\.20:0 \(from env:IDP_ADDR\) without a debug token/],
+      [{ IDP_DEBUG_TOKEN: "short" }, ["--addr", "127.0.0.1:0"], /IDP_DEBUG_TOKEN.*at least 16/],
+    ];
+    for (const [env, argv, message] of cases) {
+      const { runtime, err } = fakeRuntime(env, {});
+      expect(await exitCode(runIdpCli(runtime, ["serve-dev", ...argv])), argv.join(" ")).toBe(2);
       expect(err[0]).toMatch(message);
     }
   });

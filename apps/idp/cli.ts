@@ -11,11 +11,13 @@ import type { Hono } from "hono";
 import { ConfigError, formatFieldTable, formatJson, formatYaml } from "#lib/config";
 import { parseCommandLine, type ParsedArgs } from "#lib/config/flags";
 import { configSourcesLine, printBanner, serviceLogger } from "#lib/cli-output";
-import { type HostRuntime, parseListenAddress, type RunningServer } from "#lib/runtime";
+import { describeAllowlist, hostAllowlist, listensBeyondLoopback, listenUrl, withAllowedHosts } from "#lib/http";
+import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
 import { openSqlStore } from "#lib/db/open";
 import { createApp, type IdpStateStore } from "./app.ts";
 import { type ConfigIo, fieldHelp, IDP_FLAGS, idpAppOptions, loadIdpConfig, type OidcConfig, oidcSection } from "./config.ts";
 import { KIDS } from "./domain/keys.ts";
+import { oauthMisdirected } from "./routes/http.ts";
 import { openStateStore } from "./state/sql.ts";
 
 export const USAGE = `usage: idp <command> [options]
@@ -111,11 +113,27 @@ function stateLine(url: string): string {
   return `${shown} (kept across restarts; instances on it act as one provider)`;
 }
 
+/**
+ * Beyond loopback the debug interface needs a token: it answers loopback callers only, but a
+ * reverse proxy, a tunnel or a container's port mapping on this machine makes every caller local.
+ */
+function requireDebugTokenBeyondLoopback(config: OidcConfig, token: string | undefined): void {
+  if (token || !listensBeyondLoopback(parseListenAddress(config.values.addr).hostname)) return;
+  throw new ConfigError(
+    "CONFIG_INVALID_VALUE",
+    `refusing to listen on ${config.values.addr} (from ${config.sources.addr}) without a debug token: the debug interface resets, re-keys and ` +
+      "re-clocks the provider. Set --debug-token or IDP_DEBUG_TOKEN (e.g. IDP_DEBUG_TOKEN=$(openssl rand -hex 32)), or listen on 127.0.0.1",
+    config.sources.addr,
+    "addr",
+  );
+}
+
 async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<RunningServer> {
   rejectFlags(args, "serve-dev", ["format"]);
   const io = configIo(runtime);
   const config = await loadIdpConfig(afterCommand(args), io);
   const options = await idpAppOptions(config, io);
+  requireDebugTokenBeyondLoopback(config, options.debugToken);
   const state = await openState(runtime, config);
   if (state) options.state = state;
   // Printed once the issuer is final (with port 0, after listening).
@@ -129,12 +147,20 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
   const issuerAfterListen = address.port === 0 && config.sources.issuer === "derived:addr";
   let app: Hono | undefined = issuerAfterListen ? undefined : createApp({ ...options, logger });
   if (app) printFields();
+  // Only the names this provider is known by reach it (DNS rebinding): the issuer's host, the
+  // listen address when it is a name or an address of its own, and --allowed-hosts.
+  const hosts = hostAllowlist({ urls: [options.issuer, listenUrl(address)], hosts: config.values["allowed-hosts"] });
   let ready: (app: Hono) => void = () => {};
   const appReady = app ? Promise.resolve(app) : new Promise<Hono>((resolve) => (ready = resolve));
   let server: RunningServer;
   try {
     // Not an async function: a response the app gives synchronously is then written synchronously.
-    server = await runtime.serve((req, env) => (app ? app.fetch(req, env) : appReady.then((built) => built.fetch(req, env))), address);
+    const guarded = withAllowedHosts(
+      { fetch: (req: Request, env: ServeEnv) => (app ? app.fetch(req, env) : appReady.then((built) => built.fetch(req, env))) },
+      hosts,
+      oauthMisdirected,
+    );
+    server = await runtime.serve((req, env) => guarded.fetch(req, env), address);
   } catch (err) {
     runtime.printError(`idp: cannot listen on ${config.values.addr}: ${(err as Error).message}`);
     await state?.close();
@@ -151,10 +177,23 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
   printBanner(runtime, `identity provider  http://${server.hostname}:${server.port}`, [
     ["issuer", issuer],
     ["discovery", `${issuer}/.well-known/openid-configuration`],
-    ["login page", `${issuer}/debug/client (signs in with the code flow and shows the tokens decoded; loopback only)`],
+    [
+      "login page",
+      `${issuer}/debug/client (signs in with the code flow and shows the tokens decoded; loopback only${
+        options.debugToken ? "; open the debug link first" : ""
+      })`,
+    ],
     ["clients", [clientId, ...["dev-client", "public-spa", "web-app"].filter((c) => c !== clientId)].join(", ") + " (web-app's secret: web-app-secret)"],
-    ["debug", `${issuer}/debug/ui (loopback only; JSON at ${issuer}/debug)`],
+    [
+      "debug",
+      options.debugToken
+        ? `${issuer}/debug/ui?token=${
+          encodeURIComponent(options.debugToken)
+        } (loopback only; the link sets a cookie; JSON at ${issuer}/debug with Authorization: Bearer)`
+        : `${issuer}/debug/ui (loopback only; JSON at ${issuer}/debug)`,
+    ],
     ["state", stateLine(config.values.state)],
+    ["allowed hosts", describeAllowlist(hosts)],
     ["config", configSourcesLine(config.profile, config.sources)],
   ]);
   runtime.onShutdown(async () => {

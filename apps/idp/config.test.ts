@@ -24,6 +24,8 @@ test("the spec's defaults", async () => {
     "access-token-audience": "",
     state: "memory",
     "state-auth-token": "",
+    "allowed-hosts": [],
+    "debug-token": "",
   });
 });
 

@@ -24,6 +24,7 @@ import {
 } from "#lib/config";
 import type { FlagSpecs, ParsedArgs } from "#lib/config/flags";
 import { isLibsqlUrl } from "#lib/db/libsql";
+import { accessTokenProblem, hostAllowlist } from "#lib/http";
 import { parseListenAddress } from "#lib/runtime";
 import type { IdpAppOptions } from "./app.ts";
 import { CORS_ORIGIN_HINT, parseCorsOrigin } from "./domain/cors.ts";
@@ -52,6 +53,15 @@ const issuerCheck = v.pipe(
 const absoluteUrl = (value: string) => {
   try {
     new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const allowedHostsValid = (hosts: string[]) => {
+  try {
+    hostAllowlist({ hosts });
     return true;
   } catch {
     return false;
@@ -115,6 +125,19 @@ export const oidcSection = defineSection({
       ),
     }),
     "state-auth-token": stringField({ default: "", secret: true, description: "Auth token of a remote libSQL state database (Turso)" }),
+    "allowed-hosts": listField({
+      default: [],
+      description:
+        "Host names answered beyond loopback, localhost and the issuer's host (DNS rebinding: any other Host gets 421); .domain for its subdomains, * for any (off)",
+      check: v.pipe(v.array(v.string()), v.check((list) => allowedHostsValid(list), "expected host names, .domain or *")),
+    }),
+    "debug-token": stringField({
+      default: "",
+      secret: true,
+      description:
+        "Access token of the debug interface (Authorization: Bearer, or the cookie the printed link sets); required to listen beyond loopback (16+ characters)",
+      check: v.pipe(v.string(), v.check((t: string) => t === "" || accessTokenProblem(t) === undefined, "at least 16 printable characters without spaces")),
+    }),
   },
 });
 
@@ -252,6 +275,7 @@ export async function idpAppOptions(config: OidcConfig, io: ConfigIo): Promise<O
     corsOrigins: values["cors-origins"],
     accessTokenFormat: values["access-token-format"] as AccessTokenFormat,
     accessTokenAudience: values["access-token-audience"],
+    debugToken: values["debug-token"] || undefined,
   };
   if (values["users-file"] !== "") options.users = await readUsersFile(io, values["users-file"], sources["users-file"]);
   if (values["signing-keys-file"] !== "") options.signingKeys = await readSigningKeysFile(io, values["signing-keys-file"], sources["signing-keys-file"]);

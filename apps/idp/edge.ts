@@ -8,7 +8,7 @@
  *                         file:./data/idp.db under `deno serve` on one machine; unset: memory
  *                         (each isolate its own provider: only for a single long-lived process)
  *   IDP_STATE_AUTH_TOKEN  the database's auth token
- *   IDP_ISSUER, IDP_CLIENT_ID, IDP_CLIENT_SECRET, IDP_REDIRECT_URIS, IDP_USERS, IDP_SIGNING_KEYS,
+ *   IDP_ISSUER, IDP_ALLOWED_HOSTS (names answered beyond loopback, localhost and the issuer's host), IDP_CLIENT_ID, IDP_CLIENT_SECRET, IDP_REDIRECT_URIS, IDP_USERS, IDP_SIGNING_KEYS,
  *   IDP_ACCESS_TOKEN_FORMAT, ... as for serve-dev (env-options.ts); LOG_LEVEL
  *
  * The first request of an isolate applies the migrations (once per database) and loads the keys
@@ -17,9 +17,11 @@
 import type { Hono } from "hono";
 import { groupCommit, type SqlStore } from "#lib/db";
 import { isRemoteLibsqlUrl, libsqlStore } from "#lib/db/libsql";
+import { type HostAllowlist, hostAllowlist, misdirectedAnswer, parseAllowedHosts } from "#lib/http";
 import { createLogger } from "#lib/log";
 import { createIdp } from "./app.ts";
 import { type Env, optionsFromEnv } from "./env-options.ts";
+import { oauthMisdirected } from "./routes/http.ts";
 import { openStateStore } from "./state/sql.ts";
 import type { IdpStateStore } from "./state/store.ts";
 
@@ -66,9 +68,9 @@ async function openState(env: Env): Promise<IdpStateStore | undefined> {
   return openStateStore(open, { shared: true });
 }
 
-let built: Promise<Hono> | undefined;
+let built: Promise<{ app: Hono; hosts: HostAllowlist }> | undefined;
 
-async function build(env: Env): Promise<Hono> {
+async function build(env: Env): Promise<{ app: Hono; hosts: HostAllowlist }> {
   const logger = createLogger({ fields: { service: "idp" }, level: (env.LOG_LEVEL as never) ?? "info" });
   const options = await optionsFromEnv(env);
   const state = await openState(env);
@@ -76,20 +78,28 @@ async function build(env: Env): Promise<Hono> {
   // Keys are loaded before the first answer, not in the background: an edge runtime may end
   // work that a finished request left running.
   // On Workers a request's unfinished work may be cut off: back-channel logout POSTs are awaited.
-  return (await createIdp({ ...options, issuer: options.issuer ?? "{origin}", state, logger, awaitDeliveries: onWorkers() })).app;
+  // The names it answers (DNS rebinding): IDP_ISSUER's host and IDP_ALLOWED_HOSTS; a deployment
+  // under its platform's hostname names it in one of them.
+  const hosts = hostAllowlist({ urls: [options.issuer], hosts: parseAllowedHosts(env.IDP_ALLOWED_HOSTS) });
+  return { app: (await createIdp({ ...options, issuer: options.issuer ?? "{origin}", state, logger, awaitDeliveries: onWorkers() })).app, hosts };
 }
 
 export default {
   async fetch(request: Request, second?: unknown): Promise<Response> {
     let app: Hono;
+    let hosts: HostAllowlist;
     try {
-      app = await (built ??= build(environment(second)));
+      ({ app, hosts } = await (built ??= build(environment(second))));
     } catch (err) {
       built = undefined; // a database that was unreachable may answer the next request
       const message = (err as Error).message;
       return Response.json({ error: "server_error", error_description: `identity provider not started: ${message}` }, { status: 500 });
     }
     // The caller's address, where the runtime tells it (deno serve): /debug/* serves loopback only.
-    return app.fetch(request, isServeInfo(second) ? { clientAddress: second.remoteAddr.hostname } : {});
+    // On Workers the platform sets CF-Connecting-IP (a client cannot); on any other host that
+    // header is whatever the caller sent, so the address is unknown (never loopback) there.
+    const misdirected = misdirectedAnswer(hosts, request, oauthMisdirected);
+    if (misdirected) return misdirected;
+    return app.fetch(request, { clientAddress: isServeInfo(second) ? second.remoteAddr.hostname : onWorkers() ? undefined : "" });
   },
 };

@@ -5,6 +5,7 @@
  * `IDP_ISSUER` may contain `{origin}`, replaced per request by the request's origin (see app.ts).
  */
 import { parseYaml } from "#lib/config";
+import { accessTokenProblem } from "#lib/http";
 import { CodedError } from "#lib/errors";
 import type { IdpAppOptions } from "./app.ts";
 import { CORS_ORIGIN_HINT, parseCorsOrigin } from "./domain/cors.ts";
@@ -124,6 +125,12 @@ export async function optionsFromEnv(env: Env): Promise<Partial<IdpAppOptions>> 
   if (backchannelTimeout !== undefined) out.backchannelTimeoutMs = parseMillis("IDP_BACKCHANNEL_TIMEOUT_MS", backchannelTimeout);
   const tokenSlow = get("IDP_TOKEN_SLOW_MS");
   if (tokenSlow !== undefined) out.tokenSlowMs = parseMillis("IDP_TOKEN_SLOW_MS", tokenSlow);
+  const debugToken = get("IDP_DEBUG_TOKEN")?.trim();
+  if (debugToken !== undefined) {
+    const problem = accessTokenProblem(debugToken);
+    if (problem) throw new EnvOptionError("IDP_DEBUG_TOKEN", problem);
+    out.debugToken = debugToken;
+  }
   const jwksSlow = get("IDP_JWKS_SLOW_MS");
   if (jwksSlow !== undefined) out.jwksSlowMs = parseMillis("IDP_JWKS_SLOW_MS", jwksSlow);
   return out;

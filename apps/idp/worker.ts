@@ -7,11 +7,13 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
+import { type HostAllowlist, hostAllowlist, misdirectedAnswer, parseAllowedHosts } from "#lib/http";
 import { createLogger } from "#lib/log";
 import { loadApp } from "./app.ts";
 import { optionsFromEnv } from "./env-options.ts";
 import { durableObjectStore } from "#lib/db/durable";
 import { sqlStateStore } from "./state/sql.ts";
+import { oauthMisdirected } from "./routes/http.ts";
 
 export interface IdpWorkerEnv {
   IDP: DurableObjectNamespace<IdpObject>;
@@ -50,13 +52,30 @@ export class IdpObject extends DurableObject<IdpWorkerEnv> {
   }
 }
 
+/**
+ * The provider's requests into its object, without the host check: the route host's Worker calls
+ * this for its /idp mount after its own check (a mounted service answers the host's names).
+ */
+export async function idpObjectFetch(request: Request, env: IdpWorkerEnv): Promise<Response> {
+  // The body is buffered before it crosses to the object: a streamed body that a handler never
+  // reads (a 403, a form-less POST) otherwise breaks the request with "Can't read from request
+  // stream after response has been sent". Bodies here are small forms and JSON.
+  const body = request.method === "GET" || request.method === "HEAD" ? null : await request.arrayBuffer();
+  const forwarded = new Request(request.url, { method: request.method, headers: request.headers, body, redirect: "manual" });
+  return env.IDP.get(env.IDP.idFromName("idp")).fetch(forwarded);
+}
+
+/** The names this Worker answers (wrangler dev passes the Host on; a deployment's own hostname
+ * comes from IDP_ISSUER or IDP_ALLOWED_HOSTS); built on the first request, vars being fixed. */
+let hosts: HostAllowlist | undefined;
+
 export default {
-  async fetch(request: Request, env: IdpWorkerEnv): Promise<Response> {
-    // The body is buffered before it crosses to the object: a streamed body that a handler never
-    // reads (a 403, a form-less POST) otherwise breaks the request with "Can't read from request
-    // stream after response has been sent". Bodies here are small forms and JSON.
-    const body = request.method === "GET" || request.method === "HEAD" ? null : await request.arrayBuffer();
-    const forwarded = new Request(request.url, { method: request.method, headers: request.headers, body, redirect: "manual" });
-    return env.IDP.get(env.IDP.idFromName("idp")).fetch(forwarded);
+  fetch(request: Request, env: IdpWorkerEnv): Promise<Response> | Response {
+    try {
+      hosts ??= hostAllowlist({ urls: [env.IDP_ISSUER as string | undefined], hosts: parseAllowedHosts(env.IDP_ALLOWED_HOSTS as string | undefined) });
+    } catch (err) {
+      return Response.json({ error: "server_error", error_description: `configuration error: ${(err as Error).message}` }, { status: 500 });
+    }
+    return misdirectedAnswer(hosts, request, oauthMisdirected) ?? idpObjectFetch(request, env);
   },
 } satisfies ExportedHandler<IdpWorkerEnv>;

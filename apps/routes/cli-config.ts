@@ -6,6 +6,7 @@
 import { booleanField, ConfigError, defineSection, envName, fieldNames, flagName, listenAddressCheck, loadSection, stringField } from "#lib/config";
 import type { FlagSpecs, ParsedArgs } from "#lib/config/flags";
 import type { FileTree } from "#lib/files";
+import { hostAllowlist, parseAllowedHosts, parseTrustedProxy } from "#lib/http";
 import { type HostRuntime, parseListenAddress } from "#lib/runtime";
 import * as v from "valibot";
 import type { SessionsHost } from "../sessions/embed.ts";
@@ -19,6 +20,15 @@ const wholeNumber = (min: number, max: number) =>
     v.string(),
     v.check((s: string) => /^\d+$/.test(s) && Number(s) >= min && Number(s) <= max, `expected a whole number from ${min} to ${max}`),
   );
+
+const validSetting = (parse: () => unknown) => {
+  try {
+    parse();
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 export const routesSection = defineSection({
   key: "routes",
@@ -77,6 +87,21 @@ export const routesSection = defineSection({
     "cpu-ms": stringField({ default: "5000", description: "CPU time of one handler call, ms", check: wholeNumber(1, 600_000) }),
     "wall-ms": stringField({ default: "30000", description: "Wall time of one handler call, ms", check: wholeNumber(1, 600_000) }),
     "mem-mb": stringField({ default: "64", description: "QuickJS heap of one sandbox, MiB", check: wholeNumber(1, 2048) }),
+    "allowed-hosts": stringField({
+      default: "",
+      description:
+        "Host names answered beyond loopback, localhost, the listen address and the issuer's host, comma-separated (.domain: its subdomains; *: any): any other Host gets 421 (DNS rebinding)",
+      check: v.pipe(
+        v.string(),
+        v.check((value: string) => validSetting(() => hostAllowlist({ hosts: parseAllowedHosts(value) })), "expected host names, .domain or *"),
+      ),
+    }),
+    "trusted-proxy": stringField({
+      default: "none",
+      description:
+        "Whose word counts for the client's address and https: none (the socket's peer), cloudflare (CF-Connecting-IP), or the proxies' IP addresses (X-Forwarded-For, X-Forwarded-Proto)",
+      check: v.pipe(v.string(), v.check((value: string) => validSetting(() => parseTrustedProxy(value)), "expected none, cloudflare or IP addresses")),
+    }),
   },
 });
 

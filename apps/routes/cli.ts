@@ -13,7 +13,17 @@
  */
 import { ConfigError } from "#lib/config";
 import { lastFlag, parseCommandLine, type ParsedArgs } from "#lib/config/flags";
-import { withRequestId } from "#lib/http";
+import {
+  describeAllowlist,
+  envelopeMisdirected,
+  hostAllowlist,
+  listenUrl,
+  parseAllowedHosts,
+  parseTrustedProxy,
+  throughProxy,
+  withAllowedHosts,
+  withRequestId,
+} from "#lib/http";
 import { alignColumns, configSourcesLine, printBanner, serviceLogger } from "#lib/cli-output";
 import type { Logger } from "#lib/log";
 import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
@@ -180,23 +190,32 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
       logger.error("script failed to load, keeping the previous routes", { error: (err as Error).message });
     }
   };
+  // Only the names this host is known by reach it (DNS rebinding), mounted services included.
+  const address = parseListenAddress(config.values.addr);
+  const hosts = hostAllowlist({ urls: [listenUrl(address), config.issuer], hosts: parseAllowedHosts(config.values["allowed-hosts"]) });
+  const proxy = parseTrustedProxy(config.values["trusted-proxy"]);
   const app = withRequestId(
-    {
-      fetch: async (request: Request, env: ServeEnv) => {
-        if (config.values.dev) {
-          checking ??= reloadIfChanged().finally(() => (checking = undefined));
-          await checking;
-          const page = devPage(request, host, config.scriptPath);
-          if (page) return page;
-        }
-        return host.fetch(request, env);
+    withAllowedHosts(
+      {
+        fetch: async (received: Request, receivedEnv: ServeEnv) => {
+          const { request, env } = throughProxy(received, receivedEnv, proxy);
+          if (config.values.dev) {
+            checking ??= reloadIfChanged().finally(() => (checking = undefined));
+            await checking;
+            const page = devPage(request, host, config.scriptPath);
+            if (page) return page;
+          }
+          return host.fetch(request, env);
+        },
       },
-    },
+      hosts,
+      envelopeMisdirected,
+    ),
     { accessLog: logger },
   );
   let server: RunningServer;
   try {
-    server = await runtime.serve((req, env) => app.fetch(req, env), parseListenAddress(config.values.addr));
+    server = await runtime.serve((req, env) => app.fetch(req, env), address);
   } catch (err) {
     await host.close();
     return fail(runtime, `cannot listen on ${config.values.addr}: ${(err as Error).message}`);
@@ -233,6 +252,8 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
       "tokens from",
       config.values.issuer ? `${issuer} (aud ${config.values.audience || config.values["client-id"]})` : "nobody: authenticated routes answer 500",
     ],
+    ["allowed hosts", describeAllowlist(hosts)],
+    ["client address", proxy.kind === "none" ? undefined : `from ${config.values["trusted-proxy"]} (--trusted-proxy)`],
     ["config", configSourcesLine(config.profile, config.sources)],
   ]);
   runtime.onShutdown(async () => {

@@ -21,7 +21,9 @@
  * ROUTES_CLIENT_ID, ROUTES_CLIENT_SECRET, ROUTES_INTROSPECTION_CLIENT_ID,
  * ROUTES_INTROSPECTION_CLIENT_SECRET, ROUTES_SESSION_SECRET (set it: otherwise each isolate signs
  * with its own random key), ROUTES_DEV, ROUTES_AUDIT (db | log | off; default db), ROUTES_DB (a
- * libsql:// URL, or none for no store) and ROUTES_DB_AUTH_TOKEN, ROUTES_CPU_MS, ROUTES_WALL_MS, ROUTES_MEM_MB, LOG_LEVEL; the IDP_* and
+ * libsql:// URL, or none for no store) and ROUTES_DB_AUTH_TOKEN, ROUTES_CPU_MS, ROUTES_WALL_MS, ROUTES_MEM_MB, ROUTES_ALLOWED_HOSTS (names
+ * answered beyond loopback and localhost: a deployment lists its hostname), ROUTES_TRUSTED_PROXY
+ * (default cloudflare), LOG_LEVEL; the IDP_* and
  * SESSIONS_* vars of the two services for the ones in this Worker.
  */
 /// <reference path="../../lib/adapters/wasm.d.ts" />
@@ -34,11 +36,22 @@ import { durableObjectStore } from "#lib/db/durable";
 import { libsqlStore } from "#lib/db/libsql";
 import type { SqlRow, SqlStatement, SqlStore, SqlValue } from "#lib/db";
 import { memoryFileTree, type R2BucketLike, r2FileTree } from "#lib/files";
-import { errorEnvelope, withRequestId } from "#lib/http";
+import {
+  clientView,
+  envelopeMisdirected,
+  errorEnvelope,
+  type HostAllowlist,
+  hostAllowlist,
+  misdirectedAnswer,
+  parseAllowedHosts,
+  parseTrustedProxy,
+  unframeable,
+  withRequestId,
+} from "#lib/http";
 import { createLogger, type LogLevel } from "#lib/log";
 import { loadQuickJS } from "#lib/sandbox";
-import idpWorker from "../idp/worker.ts";
-import sessionsWorker from "../sessions/worker.ts";
+import { idpObjectFetch } from "../idp/worker.ts";
+import { sessionsObjectFetch } from "../sessions/worker.ts";
 import { withoutIssuerAlias } from "./core/issuer-alias.ts";
 import { readPolicy } from "./auth/policy.ts";
 import { issuerFor } from "./auth/security.ts";
@@ -64,6 +77,8 @@ export interface RoutesWorkerEnv {
   /** This Worker's own identity provider and session service (wrangler.toml [env.routes]). */
   IDP?: DurableObjectNamespace;
   SESSIONS?: DurableObjectNamespace;
+  /** The session service's access token, sent with every request of the /sessions mount. */
+  SESSIONS_AUTH_TOKEN?: string;
   /** The issuer of the provider in IDP, "{origin}/idp" in wrangler.toml. */
   IDP_ISSUER?: string;
   ROUTES_ISSUER?: string;
@@ -81,6 +96,10 @@ export interface RoutesWorkerEnv {
   ROUTES_CPU_MS?: string;
   ROUTES_WALL_MS?: string;
   ROUTES_MEM_MB?: string;
+  /** Host names answered beyond loopback and localhost, comma-separated (* for any). */
+  ROUTES_ALLOWED_HOSTS?: string;
+  /** Whose word counts for the client's address: cloudflare (default here), none, or proxy addresses. */
+  ROUTES_TRUSTED_PROXY?: string;
   LOG_LEVEL?: string;
   ACCESS_LOG?: string;
   [name: string]: unknown;
@@ -129,12 +148,27 @@ async function openStore(env: RoutesWorkerEnv): Promise<SqlStore | undefined> {
 type Fetch = (request: Request, env: RoutesWorkerEnv) => Promise<Response>;
 
 /** The session service in this Worker: its web UI from the assets, the rest from its object. */
-function sessionsHere(request: Request, env: RoutesWorkerEnv): Promise<Response> {
+async function sessionsHere(request: Request, env: RoutesWorkerEnv): Promise<Response> {
   const path = new URL(request.url).pathname;
   if (env.SESSIONS_UI && (request.method === "GET" || request.method === "HEAD") && (path === "/" || path.startsWith("/assets/"))) {
-    return env.SESSIONS_UI.fetch(request);
+    return unframeable(await env.SESSIONS_UI.fetch(request));
   }
-  return sessionsWorker.fetch(request, env as never);
+  return sessionsObjectFetch(request, env as never);
+}
+
+/**
+ * The session service behind this host's sign-in: its requests carry SESSIONS_AUTH_TOKEN, the
+ * token the service (in this Worker, or bound) asks of everyone; without it the service answers
+ * loopback callers only, as `wrangler dev` is, never a deployment (docs/routes.md).
+ */
+function withSessionsToken(mounted: (request: Request) => Promise<Response>, env: RoutesWorkerEnv) {
+  const token = env.SESSIONS_AUTH_TOKEN?.trim();
+  if (!token) return mounted;
+  return (request: Request) => {
+    const headers = new Headers(request.headers);
+    headers.set("Authorization", `Bearer ${token}`);
+    return mounted(new Request(request, { headers }));
+  };
 }
 
 /** A bound service when there is one, else the product in this Worker, else a clear 500. */
@@ -198,21 +232,35 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
     },
     mountables: {
       idp: withoutIssuerAlias(
-        product("idp", env.IDP_SERVICE, env.IDP ? (r, e) => idpWorker.fetch(r, e as never) : undefined, env),
+        product("idp", env.IDP_SERVICE, env.IDP ? (r, e) => idpObjectFetch(r, e as never) : undefined, env),
         () => new URL((env.IDP_ISSUER ?? "").replace("{origin}", origin) || origin).pathname,
       ),
-      sessions: product("sessions", env.SESSIONS_SERVICE, env.SESSIONS ? (r, e) => sessionsHere(r, e) : undefined, env),
+      sessions: withSessionsToken(product("sessions", env.SESSIONS_SERVICE, env.SESSIONS ? (r, e) => sessionsHere(r, e) : undefined, env), env),
     },
     runtime: (natives, hostCalls) => inProcessScriptRuntime(engine, { natives, hostCalls, limits }),
   });
   await host.loadScript(bundle.script);
-  return withRequestId({ fetch: (request: Request) => host.fetch(request, { clientAddress: request.headers.get("cf-connecting-ip") ?? undefined }) }, {
+  // The platform sets CF-Connecting-IP and a client cannot: the default proxy is "cloudflare".
+  const proxy = parseTrustedProxy(env.ROUTES_TRUSTED_PROXY, "cloudflare");
+  return withRequestId({ fetch: (request: Request) => host.fetch(request, { clientAddress: clientView(request, undefined, proxy).address }) }, {
     accessLog: env.ACCESS_LOG === "off" ? undefined : logger,
   });
 }
 
+/** The names this Worker answers (wrangler dev passes the Host on; a deployment's own hostname
+ * comes from ROUTES_ALLOWED_HOSTS, or an absolute ROUTES_ISSUER's host); built once, vars being fixed. */
+let hosts: HostAllowlist | undefined;
+
 export default {
   async fetch(request: Request, env: RoutesWorkerEnv): Promise<Response> {
+    try {
+      hosts ??= hostAllowlist({ urls: [env.ROUTES_ISSUER], hosts: parseAllowedHosts(env.ROUTES_ALLOWED_HOSTS) });
+    } catch (err) {
+      return Response.json(errorEnvelope("INTERNAL", `configuration error: ${(err as Error).message}`), { status: 500 });
+    }
+    // Before anything is built from the request's origin (the issuer of a mounted provider).
+    const misdirected = misdirectedAnswer(hosts, request, envelopeMisdirected);
+    if (misdirected) return misdirected;
     served ??= build(env, new URL(request.url).origin);
     let app: Served;
     try {

@@ -7,8 +7,8 @@
  */
 import { type Context, Hono } from "hono";
 import { applyMigrations, type SqlStore } from "#lib/db";
-import { type FileTree, FileTreeError } from "#lib/files";
-import { ApiError, apiErrorHandler, apiNotFound, serveStatic, type StaticDirectory, withRequestId } from "#lib/http";
+import { type FileTree, FileTreeError, type Roots } from "#lib/files";
+import { ApiError, apiErrorHandler, apiNotFound, crossSite, isUnsafeMethod, serveStatic, type StaticDirectory, unframeable, withRequestId } from "#lib/http";
 import { createLogger, errorFields, type Logger } from "#lib/log";
 import type { ProcessMemory, ServeEnv } from "#lib/runtime";
 import type { ServiceContext } from "./domain/context.ts";
@@ -19,6 +19,7 @@ import type { Clock } from "./domain/records.ts";
 import type { RecorderOptions } from "./domain/recorder.ts";
 import { recoverAfterRestart, runtimesLost } from "./domain/sessions.ts";
 import { type LiveRuntimes, MODULE_CATALOG, type ModuleName } from "./live/types.ts";
+import { registerAccess, type SessionsAccess } from "./routes/access.ts";
 import { mountApi } from "./routes/api.ts";
 import { registerEvents } from "./routes/events.ts";
 import { registerExecutions } from "./routes/executions.ts";
@@ -52,6 +53,10 @@ export interface SessionServiceOptions {
   memory?: () => ProcessMemory;
   /** The built web UI (apps/sessions/ui), served at `/` and `/assets/*` when given. */
   ui?: StaticDirectory;
+  /** The directories a session's `worktree_path` must be inside (host file system); none: any. */
+  worktreeRoots?: Roots;
+  /** Who may use the API and the UI (routes/access.ts); default: whoever can connect. */
+  access?: SessionsAccess;
 }
 
 export interface SessionService {
@@ -82,6 +87,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     live: options.live,
     worktrees: options.worktrees,
     worktreeUploads: options.fileUploads ?? false,
+    worktreeRoots: options.worktreeRoots,
     libraries: options.libraries,
     modules: options.modules ?? MODULE_CATALOG,
     clock: options.clock ?? Date.now,
@@ -109,9 +115,18 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   const handle = apiErrorHandler((err, c) => logger.error("unhandled error", { request_id: (c.env as ServeEnv).requestId, ...errorFields(err) }));
   app.onError((err: Error, c: Context) => handle(toApiError(err), c));
   app.notFound(apiNotFound);
+  registerAccess(app, options.access ?? {});
 
   const api = new Hono();
-  api.use(async (_c, next) => {
+  api.use(async (c, next) => {
+    // A page of another site (or one rebound to this host's name) may make a browser send a
+    // POST here: a request the browser says another origin started changes nothing.
+    if (isUnsafeMethod(c.req.method) && crossSite(c.req.raw)) {
+      throw new SessionServiceError(
+        "CROSS_SITE_REQUEST",
+        "a web page of another origin sent this request; the API takes it from programs or this service's own UI",
+      );
+    }
     await ready;
     await next();
   });
@@ -129,8 +144,8 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   if (options.ui) {
     const ui = options.ui;
     // The UI talks to the API with relative URLs, so it works under a mount prefix too.
-    app.on(["GET", "HEAD"], "/", (c) => serveStatic(ui, c.req.raw, "index.html"));
-    app.on(["GET", "HEAD"], "/assets/*", (c) => serveStatic(ui, c.req.raw, c.req.path));
+    app.on(["GET", "HEAD"], "/", async (c) => unframeable(await serveStatic(ui, c.req.raw, "index.html")));
+    app.on(["GET", "HEAD"], "/assets/*", async (c) => unframeable(await serveStatic(ui, c.req.raw, c.req.path)));
   }
   withRequestId(app, { accessLog: options.accessLog === false ? undefined : logger });
 

@@ -2,6 +2,7 @@
  * The session service's command line, on any HostRuntime (Node or Deno):
  *
  *   sessions serve [--addr HOST:PORT] [--db URL] [--library-dir DIR] [--modules a,b] [--threads N]
+ *                  [--worktree-roots DIR,DIR] [--auth-token TOKEN]
  *
  * Each flag has an environment variable (SESSIONS_*); the flag wins. Bad configuration prints one
  * line on stderr and exits with code 2. The entry file supplies what is runtime-specific: the
@@ -10,11 +11,21 @@
 import { ConfigError } from "#lib/config";
 import { lastFlag, parseCommandLine } from "#lib/config/flags";
 import { openSqlStore } from "#lib/db/open";
-import type { FileTree } from "#lib/files";
-import type { StaticDirectory } from "#lib/http";
+import { defaultRootDirs, type FileTree, type HostPaths, hostRoots, refuseTooBroad, type Roots, RootsError } from "#lib/files";
+import {
+  accessTokenProblem,
+  describeAllowlist,
+  envelopeMisdirected,
+  hostAllowlist,
+  listensBeyondLoopback,
+  listenUrl,
+  parseAllowedHosts,
+  type StaticDirectory,
+  withAllowedHosts,
+} from "#lib/http";
 import { printBanner, serviceLogger } from "#lib/cli-output";
 import { loadQuickJS } from "#lib/sandbox";
-import { type HostRuntime, parseListenAddress, type RunningServer } from "#lib/runtime";
+import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
 import { createSessionService, type SessionService } from "./app.ts";
 import { parseModuleCatalog, sandboxHostEnv } from "./domain/modules.ts";
 import { createInProcessRuntimes } from "./live/in-process.ts";
@@ -29,21 +40,42 @@ options (flag / environment variable / default):
       file:PATH (embedded libSQL), :memory:, or a libSQL server (libsql://, https://, wss://);
       SESSIONS_DB_AUTH_TOKEN is sent to a server
   --library-dir DIR     SESSIONS_LIBRARY_DIR     ./libraries
-      where library names are looked up
+      where library names are looked up (not / or the home directory as a whole)
+  --worktree-roots LIST SESSIONS_WORKTREE_ROOTS  the start directory and the temp directory
+      directories (comma-separated, repeatable) a session's worktree_path must be inside,
+      after symlinks; never / or the home directory as a whole
+  --auth-token TOKEN    SESSIONS_AUTH_TOKEN      none
+      every request but GET /api/v1/health then needs it (Authorization: Bearer, or the
+      cookie the printed link sets); required to listen beyond loopback (16+ characters)
   --modules LIST        SESSIONS_MODULES         ${MODULE_CATALOG.join(",")}
       the module catalog templates may use (comma-separated subset; "" for none)
   --threads N           SESSIONS_THREADS         2
       sandbox threads; each session is pinned to one, so a long execution never blocks the
       server; 0 runs sandboxes on the server's own thread (debugging only)
+  --allowed-hosts LIST  SESSIONS_ALLOWED_HOSTS   none
+      host names answered beyond loopback and localhost (comma-separated; .domain for its
+      subdomains; * for any): any other Host header gets 421 (DNS rebinding)
   -h, --help            this text
 also honored: LOG_LEVEL (debug, info, warn, error, silent)`;
 
-const FLAGS = { addr: {}, db: {}, "library-dir": {}, modules: {}, threads: {}, help: { boolean: true } };
+const FLAGS = {
+  addr: {},
+  db: {},
+  "library-dir": {},
+  modules: {},
+  threads: {},
+  "worktree-roots": {},
+  "auth-token": {},
+  "allowed-hosts": {},
+  help: { boolean: true },
+};
 
 /** What the entry file supplies for its runtime. */
 export interface SessionsHost {
   /** The host file system as a FileTree (worktrees and the library directory). */
   files: FileTree;
+  /** Real paths and the temp directory: where worktrees may be (`--worktree-roots`). */
+  paths: HostPaths;
   /** The runtime's pool of sandbox threads (Node worker_threads, Deno Web Workers). */
   threadRuntimes(options: ThreadPoolOptions): LiveRuntimes;
   /** Where the built web UI is (apps/sessions/ui/dist): served at `/` when its index.html exists. */
@@ -59,6 +91,30 @@ export async function webUi(host: SessionsHost): Promise<StaticDirectory | undef
 
 /** The UI's directory beside an entry file (`new URL("./ui/dist", import.meta.url)`), as a path. */
 export const uiDirectoryOf = (url: URL) => decodeURIComponent(url.pathname);
+
+/**
+ * The worktree roots: `setting` (comma-separated, relative to the working directory), or by
+ * default the working directory and the temp directory, less either that is `/` or the home
+ * directory. Throws RootsError for a root that is missing, `/` or the home directory.
+ */
+export async function worktreeRoots(runtime: HostRuntime, paths: HostPaths, setting: string | undefined): Promise<Roots> {
+  const home = runtime.env.HOME || undefined;
+  const dirs = setting === undefined
+    ? await defaultRootDirs(paths.realPath, runtime.cwd(), paths.tempDirectory(), home)
+    : setting.split(",").map((d) => d.trim()).filter((d) => d !== "").map((d) => runtime.resolvePath(runtime.cwd(), d));
+  return hostRoots(paths.realPath, dirs, home);
+}
+
+/** Refuses to listen beyond loopback without a token, and a token too weak to be one. */
+function accessTokenCheck(token: string, hostname: string): string | undefined {
+  const problem = token === "" ? undefined : accessTokenProblem(token);
+  if (problem) return `--auth-token (SESSIONS_AUTH_TOKEN) ${problem}`;
+  if (token === "" && listensBeyondLoopback(hostname)) {
+    return `refusing to listen on ${hostname} without an access token: anyone who can reach it could run code and read files as you. ` +
+      "Set --auth-token or SESSIONS_AUTH_TOKEN (e.g. SESSIONS_AUTH_TOKEN=$(openssl rand -hex 32)), or listen on 127.0.0.1";
+  }
+  return undefined;
+}
 
 function parseThreads(value: string): number {
   const n = Number(value);
@@ -94,8 +150,27 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
   } catch (err) {
     return fail(runtime, (err as Error).message);
   }
+  const token = setting("auth-token", "SESSIONS_AUTH_TOKEN", "").trim();
+  const tokenProblem = accessTokenCheck(token, address.hostname);
+  if (tokenProblem) return fail(runtime, tokenProblem);
+  let hosts;
+  try {
+    hosts = hostAllowlist({ urls: [listenUrl(address)], hosts: parseAllowedHosts(setting("allowed-hosts", "SESSIONS_ALLOWED_HOSTS", "")) });
+  } catch (err) {
+    return fail(runtime, (err as Error).message);
+  }
   const dbUrl = setting("db", "SESSIONS_DB", "file:./data/sessions.db");
   const libraryDir = runtime.resolvePath(runtime.cwd(), setting("library-dir", "SESSIONS_LIBRARY_DIR", "./libraries"));
+  let roots;
+  try {
+    const rootsFlag = args.flags.get("worktree-roots");
+    roots = await worktreeRoots(runtime, host.paths, rootsFlag ? rootsFlag.join(",") : runtime.env.SESSIONS_WORKTREE_ROOTS);
+    // Library names are confined to the directory, so the directory bounds what a client reads.
+    await refuseTooBroad(host.paths.realPath, libraryDir, runtime.env.HOME || undefined, "the library directory");
+  } catch (err) {
+    if (!(err instanceof RootsError)) throw err;
+    return fail(runtime, `--worktree-roots / --library-dir: ${err.message}`);
+  }
   const logger = serviceLogger(runtime, "sessions");
 
   let store;
@@ -121,20 +196,27 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
     logger,
     ui,
     memory: () => runtime.memoryUsage(),
+    worktreeRoots: roots,
+    access: token ? { token } : {},
   });
   lost = service.runtimesLost;
   await service.ready;
-  const server = await runtime.serve((req, env) => service.app.fetch(req, env), address);
+  const guarded = withAllowedHosts({ fetch: (req: Request, env: ServeEnv) => service.app.fetch(req, env) }, hosts, envelopeMisdirected);
+  const server = await runtime.serve((req, env) => guarded.fetch(req, env), address);
   logger.info("sessions listening", { addr: `${server.hostname}:${server.port}`, db: dbUrl, library_dir: libraryDir, modules, threads });
   const base = `http://${server.hostname}:${server.port}/api/v1`;
+  // With a token, the link signs a browser in (a cookie) and drops the token from the address.
+  const signIn = token ? `?token=${encodeURIComponent(token)}` : "";
   printBanner(runtime, `session service  http://${server.hostname}:${server.port}`, [
-    ["web UI", ui ? `http://${server.hostname}:${server.port}/` : "not built (npm run build:ui)"],
-    ["API", base],
+    ["web UI", ui ? `http://${server.hostname}:${server.port}/${signIn}` : "not built (npm run build:ui)"],
+    ["API", token ? `${base} (Authorization: Bearer <token>; /health open)` : base],
     ["OpenAPI", `${base}/openapi.json`],
     ["data", dbUrl.startsWith("file:") ? `${dbUrl} (${runtime.resolvePath(runtime.cwd(), dbUrl.slice(5))})` : dbUrl.replace(/\/\/[^@/]*@/, "//***@")],
     ["libraries", libraryDir],
+    ["worktree roots", roots.roots.join(", ")],
     ["modules", modules.length > 0 ? modules.join(", ") : "none"],
     ["threads", threads === 0 ? "0 (sandboxes on the serving thread)" : String(threads)],
+    ["allowed hosts", describeAllowlist(hosts)],
   ]);
   runtime.onShutdown(async () => {
     // Runtimes first: executions in flight end (stored as errors) and their responses go out,

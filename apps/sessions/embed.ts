@@ -3,11 +3,15 @@
  * public factory other apps use instead of this app's internals. Started on first use, its
  * sandboxes on one thread of the host's pool, its rows in `ROUTES_SESSIONS_DB` (default `:memory:`,
  * so it never shares a file with a session service started beside it).
+ *
+ * It never listens: the host's route (its sign-in and policy) is the only way in, so it asks for
+ * no access token. Worktrees are confined as in the daemon: to `SESSIONS_WORKTREE_ROOTS`, or the
+ * working directory and the temp directory.
  */
 import { openSqlStore } from "#lib/db/open";
 import type { Logger } from "#lib/log";
 import type { FetchHandler, HostRuntime } from "#lib/runtime";
-import { type SessionsHost, webUi } from "./cli.ts";
+import { type SessionsHost, webUi, worktreeRoots } from "./cli.ts";
 
 export type { SessionsHost } from "./cli.ts";
 export { uiDirectoryOf } from "./cli.ts";
@@ -23,6 +27,7 @@ export function embeddedSessionService(runtime: HostRuntime, host: SessionsHost,
   const start = async () => {
     // Loaded on first use: a host that never serves the session service never pays for it.
     const [{ createSessionService }, { sandboxHostEnv }] = await Promise.all([import("./app.ts"), import("./domain/modules.ts")]);
+    const roots = await worktreeRoots(runtime, host.paths, runtime.env.SESSIONS_WORKTREE_ROOTS);
     const store = await openSqlStore(runtime, runtime.env.ROUTES_SESSIONS_DB || ":memory:");
     let lost: (ids: string[], reason: string) => void = () => {};
     const live = host.threadRuntimes({ threads: 1, hostEnv: sandboxHostEnv(runtime.env), onLost: (ids, reason) => lost(ids, reason) });
@@ -35,6 +40,7 @@ export function embeddedSessionService(runtime: HostRuntime, host: SessionsHost,
       accessLog: false,
       ui: await webUi(host),
       memory: () => runtime.memoryUsage(),
+      worktreeRoots: roots,
     });
     lost = service.runtimesLost;
     await service.ready;

@@ -1,5 +1,5 @@
 /** The session service's host pieces on Node: the file system, worker threads, the built web UI. */
-import { nodeFileTree } from "#lib/adapters/node-files";
+import { nodeFileTree, nodeHostPaths } from "#lib/adapters/node-files";
 import type { FileTree } from "#lib/files";
 import { type SessionsHost, uiDirectoryOf } from "./cli.ts";
 import { createNodeThreadRuntimes } from "./live/node-threads.ts";
@@ -14,6 +14,7 @@ export interface NodeSessionsPlaces {
 export function nodeSessionsHost(files: FileTree = nodeFileTree(), places: NodeSessionsPlaces = {}): SessionsHost {
   return {
     files,
+    paths: nodeHostPaths(),
     threadRuntimes: (options) => createNodeThreadRuntimes(options, places.threadEntry),
     uiDirectory: uiDirectoryOf(places.uiDirectory ?? new URL("./ui/dist", import.meta.url)),
   };

@@ -6,7 +6,11 @@
  * configured (`SESSIONS_DB`, with `SESSIONS_DB_AUTH_TOKEN`), in which case the libSQL web client
  * reaches that server. Worktrees and the library directory live in the R2 bucket `WORKTREES`
  * (keys `<absolute path without the leading slash>/<file>`), filled through the upload routes.
- * Other vars: SESSIONS_MODULES (catalog), SESSIONS_LIBRARY_DIR (default /.libraries), LOG_LEVEL.
+ * Other vars: SESSIONS_MODULES (catalog), SESSIONS_LIBRARY_DIR (default /.libraries), LOG_LEVEL,
+ * SESSIONS_AUTH_TOKEN (a secret: `wrangler secret put`). A deployed Worker is reachable from
+ * anywhere, so without a token the API answers loopback callers only (`CF-Connecting-IP`, which
+ * Cloudflare sets and `wrangler dev` sets to the local peer): a deployment needs the token.
+ * Worktree roots do not apply: worktrees are prefixes of a bucket that holds no host files.
  */
 /// <reference path="../../lib/adapters/wasm.d.ts" />
 import { DurableObject } from "cloudflare:workers";
@@ -15,7 +19,16 @@ import wasmModule from "../../node_modules/@jitl/quickjs-wasmfile-release-sync/d
 import { durableObjectStore } from "#lib/db/durable";
 import { libsqlStore } from "#lib/db/libsql";
 import { r2FileTree } from "#lib/files";
-import { errorEnvelope } from "#lib/http";
+import {
+  accessTokenProblem,
+  envelopeMisdirected,
+  errorEnvelope,
+  type HostAllowlist,
+  hostAllowlist,
+  misdirectedAnswer,
+  parseAllowedHosts,
+  unframeable,
+} from "#lib/http";
 import { createLogger, type LogLevel } from "#lib/log";
 import { createSessionService, type SessionService } from "./app.ts";
 import { parseModuleCatalog, sandboxHostEnv } from "./domain/modules.ts";
@@ -30,6 +43,11 @@ export interface SessionsWorkerEnv {
   SESSIONS_DB_AUTH_TOKEN?: string;
   SESSIONS_MODULES?: string;
   SESSIONS_LIBRARY_DIR?: string;
+  SESSIONS_AUTH_TOKEN?: string;
+  /** Host names answered beyond loopback and localhost, comma-separated (* for any). */
+  SESSIONS_ALLOWED_HOSTS?: string;
+  /** The web UI (wrangler.toml [env.sessions.assets], run by the Worker first). */
+  ASSETS?: Fetcher;
   LOG_LEVEL?: string;
   ACCESS_LOG?: string;
 }
@@ -41,6 +59,9 @@ export class SessionsObject extends DurableObject<SessionsWorkerEnv> {
     const env = this.env;
     const logger = createLogger({ fields: { service: "sessions" }, level: (env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
     const modules = parseModuleCatalog(env.SESSIONS_MODULES ?? MODULE_CATALOG.join(","));
+    const token = env.SESSIONS_AUTH_TOKEN?.trim() || undefined;
+    const tokenProblem = token === undefined ? undefined : accessTokenProblem(token);
+    if (tokenProblem) throw new Error(`SESSIONS_AUTH_TOKEN ${tokenProblem}`);
     const files = r2FileTree(env.WORKTREES);
     const store = env.SESSIONS_DB
       ? libsqlStore(createClient({ url: env.SESSIONS_DB, authToken: env.SESSIONS_DB_AUTH_TOKEN }))
@@ -55,6 +76,7 @@ export class SessionsObject extends DurableObject<SessionsWorkerEnv> {
       logger,
       accessLog: env.ACCESS_LOG !== "off",
       fileUploads: true,
+      access: token ? { token } : { loopbackOnly: true },
     });
     await service.ready;
     return service;
@@ -82,12 +104,40 @@ export const SessionRuntimeObject = sessionRuntimeObject<SessionsWorkerEnv>({
   modules: (env) => parseModuleCatalog(env.SESSIONS_MODULES ?? MODULE_CATALOG.join(",")),
 });
 
+/**
+ * The service's requests into its object, without the host check: the route host's Worker calls
+ * this for its /sessions mount after its own check.
+ */
+export async function sessionsObjectFetch(request: Request, env: SessionsWorkerEnv): Promise<Response> {
+  // The body is buffered before it crosses to the object, so a handler that answers without
+  // reading it (a 404, a 409) cannot break the request stream.
+  const body = request.method === "GET" || request.method === "HEAD" ? null : await request.arrayBuffer();
+  // `manual`: the sign-in link's redirect goes back to the browser (a stub would follow it itself).
+  const forwarded = new Request(request.url, { method: request.method, headers: request.headers, body, redirect: "manual" });
+  return env.SESSIONS.get(env.SESSIONS.idFromName("sessions")).fetch(forwarded);
+}
+
+/** The web UI from the assets binding (the Worker runs first, so the UI's page gets the host
+ * check and the framing headers too); undefined for anything else. */
+async function webUi(request: Request, env: SessionsWorkerEnv): Promise<Response | undefined> {
+  if (!env.ASSETS || (request.method !== "GET" && request.method !== "HEAD")) return undefined;
+  const url = new URL(request.url);
+  if (url.pathname !== "/" && !url.pathname.startsWith("/assets/")) return undefined;
+  // The sign-in link (`/?token=`) goes to the service, which sets the cookie (routes/access.ts).
+  if (url.searchParams.has("token")) return undefined;
+  return unframeable(await env.ASSETS.fetch(request));
+}
+
+/** The names this Worker answers (SESSIONS_ALLOWED_HOSTS beyond loopback and localhost). */
+let hosts: HostAllowlist | undefined;
+
 export default {
   async fetch(request: Request, env: SessionsWorkerEnv): Promise<Response> {
-    // The body is buffered before it crosses to the object, so a handler that answers without
-    // reading it (a 404, a 409) cannot break the request stream.
-    const body = request.method === "GET" || request.method === "HEAD" ? null : await request.arrayBuffer();
-    const forwarded = new Request(request.url, { method: request.method, headers: request.headers, body });
-    return env.SESSIONS.get(env.SESSIONS.idFromName("sessions")).fetch(forwarded);
+    try {
+      hosts ??= hostAllowlist({ hosts: parseAllowedHosts(env.SESSIONS_ALLOWED_HOSTS) });
+    } catch (err) {
+      return Response.json(errorEnvelope("INTERNAL", `configuration error: ${(err as Error).message}`), { status: 500 });
+    }
+    return misdirectedAnswer(hosts, request, envelopeMisdirected) ?? (await webUi(request, env)) ?? sessionsObjectFetch(request, env);
   },
 } satisfies ExportedHandler<SessionsWorkerEnv>;

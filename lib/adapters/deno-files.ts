@@ -1,6 +1,6 @@
 /** The host file system as a FileTree on Deno (confinement rules, and what each host error
  * becomes, in lib/files/host.ts: Deno's errors carry the POSIX `code` too). */
-import { type FileTree, type HostEntryKind, hostErrorKind, hostFileTree } from "#lib/files";
+import { type FileTree, type HostEntryKind, hostErrorKind, hostFileTree, type HostPaths } from "#lib/files";
 
 // Deno's types are not part of this TypeScript project; this is the slice used here.
 interface DenoEntryInfo {
@@ -18,6 +18,7 @@ declare const Deno: {
   readDir(path: string): AsyncIterable<DenoEntryInfo & { name: string }>;
   remove(path: string, options?: { recursive?: boolean }): Promise<void>;
   errors: { NotFound: new () => Error; AlreadyExists: new () => Error; NotADirectory?: new () => Error };
+  env: { get(name: string): string | undefined };
 };
 
 function kindOf(s: DenoEntryInfo): HostEntryKind {
@@ -64,4 +65,9 @@ export function denoFileTree(): FileTree {
     removeFile: (path) => Deno.remove(path),
     removeTree: (path) => Deno.remove(path, { recursive: true }),
   });
+}
+
+/** Real paths and the temporary directory (`$TMPDIR`, else `/tmp`, as Deno's own temp files). */
+export function denoHostPaths(): HostPaths {
+  return { realPath: (path) => orMissing(Deno.realPath(path)), tempDirectory: () => Deno.env.get("TMPDIR") || "/tmp" };
 }

@@ -2,8 +2,9 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { hostRoots } from "#lib/files";
 import { fileTreeContract } from "#lib/files/tree-contract";
-import { nodeFileTree } from "./node-files.ts";
+import { nodeFileTree, nodeHostPaths } from "./node-files.ts";
 
 const made: string[] = [];
 afterAll(async () => {
@@ -54,5 +55,27 @@ describe("nodeFileTree", () => {
     const tree = nodeFileTree();
     expect(await tree.kind("/no/such/root", "")).toBeUndefined();
     await expect(tree.readText("/no/such/root", "a.txt")).rejects.toMatchObject({ code: "FILE_NOT_FOUND" });
+  });
+});
+
+describe("nodeHostPaths with hostRoots (worktree roots on real symlinks)", () => {
+  it("a path is judged where its symlinks lead; a root that is itself a symlink counts as its target", async () => {
+    const { base, root } = await worktree();
+    await symlink(join(base, "outside"), join(root, "out"));
+    await symlink(root, join(base, "root-link"));
+    const { realPath, tempDirectory } = nodeHostPaths();
+    expect(tempDirectory()).toBe(tmpdir());
+    const roots = await hostRoots(realPath, [join(base, "root-link")]);
+    expect(roots.roots).toEqual([await realPath(root)]);
+    for (const inside of [root, `${root}/`, join(root, "dir"), join(root, "dir/new"), join(base, "root-link", "dir"), `${root}/dir/../dir`]) {
+      expect(await roots.contains(inside), inside).toBe(true);
+    }
+    for (
+      const outside of [base, join(root, "out"), join(root, "out", "x"), `${root}/..`, `${root}/dir/../../outside`, `${root}/missing/../../outside`, "/etc"]
+    ) {
+      expect(await roots.contains(outside), outside).toBe(false);
+    }
+    // `%2e%2e` is a name like any other on a disk: no decoding turns it into `..`.
+    expect(await roots.contains(`${root}/%2e%2e/%2e%2e`)).toBe(true);
   });
 });

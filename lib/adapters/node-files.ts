@@ -2,7 +2,8 @@
  * becomes, in lib/files/host.ts). */
 import { lstat, mkdir, readdir, readFile, realpath, rm, unlink, writeFile } from "node:fs/promises";
 import type { Dirent, Stats } from "node:fs";
-import { type FileTree, type HostEntryKind, hostErrorKind, hostFileTree } from "#lib/files";
+import { tmpdir } from "node:os";
+import { type FileTree, type HostEntryKind, hostErrorKind, hostFileTree, type HostPaths } from "#lib/files";
 
 function kindOf(s: Stats | Dirent): HostEntryKind {
   return s.isSymbolicLink() ? "symlink" : s.isFile() ? "file" : s.isDirectory() ? "directory" : "other";
@@ -10,16 +11,23 @@ function kindOf(s: Stats | Dirent): HostEntryKind {
 
 const missing = (err: unknown) => hostErrorKind(err) === "missing";
 
+async function realPath(path: string): Promise<string | undefined> {
+  try {
+    return await realpath(path);
+  } catch (err) {
+    if (missing(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Real paths and the temporary directory (`os.tmpdir()`: `$TMPDIR`, else `/tmp`). */
+export function nodeHostPaths(): HostPaths {
+  return { realPath, tempDirectory: () => tmpdir() };
+}
+
 export function nodeFileTree(): FileTree {
   return hostFileTree({
-    async realPath(path) {
-      try {
-        return await realpath(path);
-      } catch (err) {
-        if (missing(err)) return undefined;
-        throw err;
-      }
-    },
+    realPath,
     async lstatKind(path) {
       try {
         return kindOf(await lstat(path));

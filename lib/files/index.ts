@@ -3,3 +3,4 @@ export * from "./tree.ts";
 export * from "./paths.ts";
 export * from "./host.ts";
 export * from "./r2.ts";
+export * from "./roots.ts";

@@ -219,6 +219,18 @@ describe("CORS with the redirect URIs' origins and IDP_CORS_ORIGINS", () => {
       const res = await preflight(idp.base, path, "POST", SPA);
       expect(res.status, path).toBe(405);
       expect(res.headers.get("access-control-allow-origin"), path).toBeNull();
+      expect(res.headers.get("allow"), path).not.toMatch(/OPTIONS/);
+      await res.arrayBuffer();
+    }
+  });
+
+  it("a 405 at an endpoint that answers preflights lists OPTIONS in Allow (RFC 9110 §15.5.6)", async () => {
+    for (const [path, method] of ENDPOINTS) {
+      const res = await fetch(idp.base + path, { method: "DELETE" });
+      expect(res.status, path).toBe(405);
+      const allow = res.headers.get("allow")!.split(", ");
+      expect(allow, path).toContain(method);
+      expect(allow, path).toContain("OPTIONS");
       await res.arrayBuffer();
     }
   });

@@ -74,4 +74,19 @@ describe("request bodies", () => {
     expect(await res.json()).toMatchObject({ error: "invalid_request" });
     expect(await (await fetch(`${idp.base}/healthz`)).text()).toBe("ok");
   });
+
+  // A browser's form post is answered with a page a person can read, not JSON.
+  it.skipIf(process.env.TEST_IDP_INSTANCES === "2")("answers a form post over 1 MiB to a page with a 413 page", async () => {
+    for (const path of ["/authorize", "/end-session", "/device"]) {
+      const res = await fetch(`${idp.base}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `pad=${"p".repeat(1024 * 1024)}`,
+        redirect: "manual",
+      });
+      expect(res.status, path).toBe(413);
+      expect(res.headers.get("content-type"), path).toMatch(/^text\/html/);
+      expect(await res.text(), path).toMatch(/Request too large/);
+    }
+  });
 });

@@ -7,6 +7,8 @@
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import * as client from "openid-client";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startHranaServer } from "../fixtures/hrana-server.ts";
@@ -331,4 +333,21 @@ export function useProvider(env: Record<string, string> = {}, issuerPath = ""): 
       return started(config);
     },
   };
+}
+
+/** A loopback back-channel logout receiver: the logout tokens it was sent. */
+export async function logoutReceiver(): Promise<{ url: string; tokens: string[]; close(): Promise<void> }> {
+  const tokens: string[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const token = new URLSearchParams(Buffer.concat(chunks).toString("utf8")).get("logout_token");
+      if (token) tokens.push(token);
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/backchannel`, tokens, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }

@@ -147,7 +147,7 @@ describe("issuers by path next to the configured issuer", () => {
     expect(getToken.status).toBe(405);
     const getTenantToken = await fetch(`${idp.base}/tenant-a/token`);
     expect(getTenantToken.status).toBe(405);
-    expect(getTenantToken.headers.get("allow")).toBe("POST");
+    expect(getTenantToken.headers.get("allow")).toBe("POST, OPTIONS");
     for (
       const path of [
         "/nothing-here",

@@ -134,6 +134,8 @@ describe("the pages refuse to be framed", () => {
     for (const [name, res] of responses) {
       expect(res.headers.get("content-type"), name).toContain("text/html");
       expect(framing(res), name).toEqual(NOT_FRAMED);
+      // The page's URL (a code, a state, a hint) is no business of a site it links or posts to (RFC 9700 §4.2).
+      expect(res.headers.get("referrer-policy"), name).toBe("strict-origin");
       await res.arrayBuffer();
     }
   });

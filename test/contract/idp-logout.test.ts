@@ -1,6 +1,6 @@
 /** Identity provider: RP-initiated logout at /end-session. */
 import { describe, expect, it } from "vitest";
-import { ALICE_SUB, authRequest, client, codeFlow, debugJson, getAuthorize, sessionSetCookie, useProvider } from "./idp-helpers.ts";
+import { ALICE_SUB, authRequest, client, codeFlow, debugJson, getAuthorize, rp, sessionSetCookie, useProvider } from "./idp-helpers.ts";
 
 interface SessionRow {
   id_prefix: string;
@@ -101,8 +101,10 @@ describe("GET /end-session", () => {
     expect(wrongClient.headers.get("location")).toBeNull();
     await wrongClient.arrayBuffer();
 
+    // The hint must have been issued to the client_id sent with it (RP-Initiated Logout §2).
+    const spa = await codeFlow(await rp(idp.issuer, "public-spa"), { login: "dora" });
     const rightClient = await endSession({
-      id_token_hint: tokens.id_token!,
+      id_token_hint: spa.tokens.id_token!,
       post_logout_redirect_uri: "http://localhost:8080",
       client_id: "public-spa",
       state: "s2",

@@ -83,11 +83,11 @@ describe("path-based issuer", () => {
     for (const base of [idp.issuer, idp.base]) {
       const res = await fetch(`${base}/token`);
       expect(res.status, base).toBe(405);
-      expect(res.headers.get("allow")).toBe("POST");
+      expect(res.headers.get("allow")).toBe("POST, OPTIONS");
       expect(((await res.json()) as { error: string }).error).toBe("invalid_request");
       const jwks = await fetch(`${base}/jwks`, { method: "DELETE" });
       expect(jwks.status).toBe(405);
-      expect(jwks.headers.get("allow")).toBe("GET");
+      expect(jwks.headers.get("allow")).toBe("GET, OPTIONS");
       await jwks.arrayBuffer();
     }
     // (`/nowhere/token` is the token endpoint of the issuer by path `/nowhere`: idp-issuers.test.ts.)

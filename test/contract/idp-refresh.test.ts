@@ -30,14 +30,14 @@ describe("refresh tokens", () => {
     const info = await client.fetchUserInfo(idp.config, refreshed.access_token, ALICE_SUB);
     expect(info.sub).toBe(ALICE_SUB);
 
-    const reuse = await rejection(client.refreshTokenGrant(idp.config, first));
-    expect(reuse.error).toBe("invalid_grant");
-    expect(reuse.status).toBe(400);
-
-    // The rotated one keeps working, and rotates again.
+    // The rotated one rotates again.
     const again = await client.refreshTokenGrant(idp.config, refreshed.refresh_token!);
     expect(again.refresh_token).toBeTruthy();
     expect(again.refresh_token).not.toBe(refreshed.refresh_token);
+
+    const reuse = await rejection(client.refreshTokenGrant(idp.config, first));
+    expect(reuse.error).toBe("invalid_grant");
+    expect(reuse.status).toBe(400);
   });
 
   it("a refresh token cannot be redeemed by another client", async () => {
@@ -91,6 +91,88 @@ describe("refresh tokens", () => {
     await advanceClock(idp.base, 24 * 3600 + 1);
     const err = await rejection(client.refreshTokenGrant(idp.config, tokens.refresh_token!));
     expect(err.error).toBe("invalid_grant");
+  });
+});
+
+/** A refresh of dev-client's token, raw (so concurrent answers can be looked at one by one). */
+const refresh = (token: string) => postForm(`${idp.base}/token`, { grant_type: "refresh_token", client_id: "dev-client", refresh_token: token });
+
+/** Every token of the grant is dead: each refresh token is invalid_grant, each access token 401 at /userinfo and inactive. */
+async function expectGrantRevoked(refreshTokens: string[], accessTokens: string[]): Promise<void> {
+  for (const token of refreshTokens) {
+    const res = await refresh(token);
+    expect(res.status, "a refresh token of the revoked grant").toBe(400);
+    expect(res.body.error).toBe("invalid_grant");
+  }
+  for (const token of accessTokens) {
+    expect((await userinfo(`${idp.base}/userinfo`, `Bearer ${token}`)).status, "an access token of the revoked grant").toBe(401);
+    const introspected = await postForm(`${idp.base}/introspect`, { token, client_id: "dev-client" });
+    expect(introspected.status).toBe(200);
+    expect(introspected.body.active).toBe(false);
+  }
+}
+
+describe("refresh token reuse revokes the grant (RFC 9700 §4.14.2)", () => {
+  it("the old token replayed after its successor was used: invalid_grant, and the successor's tokens die", async () => {
+    const { tokens } = await codeFlow(idp.config, { scope: OFFLINE });
+    const second = await refresh(tokens.refresh_token!);
+    expect(second.status).toBe(200);
+    const third = await refresh(second.body.refresh_token as string);
+    expect(third.status).toBe(200);
+    expect((await userinfo(`${idp.base}/userinfo`, `Bearer ${third.body.access_token}`)).status).toBe(200);
+
+    const replay = await refresh(tokens.refresh_token!);
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe("invalid_grant");
+    await expectGrantRevoked(
+      [third.body.refresh_token as string],
+      [tokens.access_token, second.body.access_token as string, third.body.access_token as string],
+    );
+  });
+
+  it("the old token replayed before its successor was used: the successor is dead", async () => {
+    const { tokens } = await codeFlow(idp.config, { scope: OFFLINE });
+    const second = await refresh(tokens.refresh_token!);
+    expect(second.status).toBe(200);
+
+    const replay = await refresh(tokens.refresh_token!);
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe("invalid_grant");
+    await expectGrantRevoked([second.body.refresh_token as string], [tokens.access_token, second.body.access_token as string]);
+    // Replayed again, still invalid_grant.
+    expect((await refresh(tokens.refresh_token!)).body.error).toBe("invalid_grant");
+  });
+
+  it("a replay racing the successor's use: afterwards no token of the grant works, whichever came first", async () => {
+    for (let round = 0; round < 10; round++) {
+      const { tokens } = await codeFlow(idp.config, { scope: OFFLINE });
+      const second = await refresh(tokens.refresh_token!);
+      expect(second.status).toBe(200);
+      const successor = second.body.refresh_token as string;
+      const [use, replay] = await Promise.all([refresh(successor), refresh(tokens.refresh_token!)]);
+      expect(replay.status).toBe(400);
+      expect(replay.body.error).toBe("invalid_grant");
+      expect([200, 400]).toContain(use.status);
+      const issued = use.status === 200 ? use.body : {};
+      await expectGrantRevoked(
+        [successor, ...(typeof issued.refresh_token === "string" ? [issued.refresh_token] : [])],
+        [tokens.access_token, second.body.access_token as string, ...(typeof issued.access_token === "string" ? [issued.access_token] : [])],
+      );
+    }
+  });
+
+  it("one token used twice at the same moment: one answer at most gets tokens, and they die with the grant", async () => {
+    for (let round = 0; round < 8; round++) {
+      const { tokens } = await codeFlow(idp.config, { scope: OFFLINE });
+      const answers = await Promise.all([refresh(tokens.refresh_token!), refresh(tokens.refresh_token!)]);
+      expect(answers.filter((a) => a.status === 200).length).toBeLessThanOrEqual(1);
+      for (const a of answers) if (a.status !== 200) expect(a.body.error).toBe("invalid_grant");
+      const issued = answers.flatMap((a) => (a.status === 200 ? [a.body] : []));
+      await expectGrantRevoked(
+        issued.map((b) => b.refresh_token as string),
+        [tokens.access_token, ...issued.map((b) => b.access_token as string)],
+      );
+    }
   });
 });
 

@@ -77,11 +77,16 @@ describe("session create", () => {
       const err = expectError(await post(s, "/sessions", sessionBody(templateId, path)), 400, "VALIDATION_ERROR");
       expect(err.details?.issues).toEqual([expect.objectContaining({ path: "worktree_path" })]);
     }
-    // Where worktrees are uploaded rather than on a disk (workerd), the error says how.
-    const missing = expectError(await post(s, "/sessions", sessionBody(templateId, "/never/uploaded")), 400, "VALIDATION_ERROR");
+    // Where worktrees are uploaded rather than on a disk (workerd), the error says how. On a disk
+    // a path outside the worktree roots is refused whether it exists or not (sessions-roots.test.ts).
     if (currentRuntime() === "workerd") {
+      const missing = expectError(await post(s, "/sessions", sessionBody(templateId, "/never/uploaded")), 400, "VALIDATION_ERROR");
       expect(missing.message).toContain("upload the files first with PUT /api/v1/worktree-files?root=%2Fnever%2Fuploaded&path=<file>");
-    } else expect(missing.message).toBe("worktree_path is not an existing directory");
+    } else {
+      expect(expectError(await post(s, "/sessions", sessionBody(templateId, `${worktree}/never-made`)), 400, "VALIDATION_ERROR").message)
+        .toBe("worktree_path is not an existing directory");
+      expectError(await post(s, "/sessions", sessionBody(templateId, "/never/uploaded")), 422, "INVALID_PATH");
+    }
     expect(await sessionIds()).toEqual(before);
   });
 

@@ -11,6 +11,9 @@
  *   (POST /debug/clock), when the debug interface lists state, and at the amortised pruning of
  *   expired state (every 64 writes). Not at the exact instant of expiry: nothing runs then.
  *
+ * Ending a session also revokes the tokens tied to it (those exchanged for its ID tokens,
+ * `sessionGrantId`).
+ *
  * Delivery never blocks or breaks logout: each POST has a timeout, a failure is logged. Where the
  * runtime keeps work going after the response (Node, Deno, a Durable Object) the POSTs run after
  * it; where it may not (a module Worker) the request awaits them (Provider.deliver).
@@ -39,6 +42,19 @@ export interface LogoutClientRecord {
 const registrationKey = (sid: string, clientId: string) => `${sid} ${clientId}`;
 
 /**
+ * The grant of the tokens that live only as long as session `sid` (tokens exchanged for an ID
+ * token of it, token-exchange.ts): ending the session deletes that group. Prefixed, so it never
+ * meets a random grant id.
+ */
+export const sessionGrantId = (sid: string) => `session ${sid}`;
+
+/** Revokes the tokens tied to these sessions (sessionGrantId). */
+function revokeSessionTokens(p: Provider, sessions: SessionRecord[]): Promise<void>[] {
+  const sids = new Set(sessions.flatMap((s) => (s.sid === undefined ? [] : [s.sid])));
+  return [...sids].map((sid) => p.state.deleteGroup(["access_token"], sessionGrantId(sid)));
+}
+
+/**
  * Remembers that `clientId` got tokens in session `sid`, when it has a back-channel logout URI
  * (nothing is written for other clients).
  */
@@ -60,13 +76,17 @@ async function notifySessions(p: Provider, sids: Iterable<string>): Promise<void
 }
 
 /**
- * Ends these sessions and every session of `sub` (when given), and notifies the clients that got
- * tokens in them.
+ * Ends these sessions and every session of `sub` (when given), revokes the tokens tied to them,
+ * and notifies the clients that got tokens in them.
  */
 export async function endSessions(p: Provider, known: { id: string; session: SessionRecord }[], sub?: string): Promise<void> {
   const sessions = known.map(({ session }) => session);
   if (sub !== undefined) sessions.push(...(await p.state.groupEntries<SessionRecord>("session", sub)).map(([, s]) => s));
-  await Promise.all([...known.map(({ id }) => p.state.delete("session", id)), sub === undefined ? undefined : p.state.deleteGroup(["session"], sub)]);
+  await Promise.all([
+    ...known.map(({ id }) => p.state.delete("session", id)),
+    sub === undefined ? undefined : p.state.deleteGroup(["session"], sub),
+    ...revokeSessionTokens(p, sessions),
+  ]);
   await notifySessions(p, sessions.flatMap((s) => (s.sid === undefined ? [] : [s.sid])));
 }
 
@@ -81,7 +101,7 @@ export async function endSubjectSessions(p: Provider, sub: string): Promise<numb
 /** Ends every session of this issuer (the debug interface), notifying clients. Returns how many live ones ended. */
 export async function endAllSessions(p: Provider): Promise<number> {
   const sessions = await p.state.entries<SessionRecord>("session");
-  await Promise.all(sessions.map(([id]) => p.state.delete("session", id)));
+  await Promise.all([...sessions.map(([id]) => p.state.delete("session", id)), ...revokeSessionTokens(p, sessions.map(([, s]) => s))]);
   await notifySessions(p, sessions.flatMap(([, s]) => (s.sid === undefined ? [] : [s.sid])));
   const now = p.now();
   return sessions.filter(([, s]) => s.expires_at > now).length;

@@ -46,6 +46,8 @@ describe("extra claims at login", () => {
       ["[1]", /must be a JSON object/],
       ["42", /must be a JSON object/],
       ['{"sub": "x"}', /cannot set sub/],
+      // A logout token's mark: an ID token carrying it would not pass as one (signed-jwt.ts).
+      ['{"events": {}}', /cannot set events/],
       ['{"cnf": {}, "scope": "openid", "sid": "s", "act": {}}', /cannot set cnf, scope, sid, act/],
       [JSON.stringify({ a: "é".repeat(LOGIN_CLAIMS_MAX_BYTES / 2) }), /longer than 4096 bytes/],
       [`{"a":${"[".repeat(64)}${"]".repeat(64)}}`, /nested deeper than 64/],

@@ -54,7 +54,7 @@ export const LOGIN_CLAIMS_MAX_BYTES = 4096;
  * `scope`, `sid`, token exchange's `act` and `may_act`, ...): a login can shape the user, never
  * the token.
  */
-export const RESERVED_LOGIN_CLAIMS = new Set([...PROTOCOL_CLAIMS, "cnf", "client_id", "scope", "sid", "c_hash", "s_hash", "act", "may_act"]);
+export const RESERVED_LOGIN_CLAIMS = new Set([...PROTOCOL_CLAIMS, "cnf", "client_id", "scope", "sid", "c_hash", "s_hash", "act", "may_act", "events"]);
 
 export type LoginClaimsErrorCode = "INVALID_LOGIN_CLAIMS";
 

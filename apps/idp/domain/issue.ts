@@ -6,7 +6,8 @@ import { type User, userClaims } from "./claims.ts";
 import { allowsGrant, type Client } from "./clients.ts";
 import type { Provider } from "./provider.ts";
 import { base64urlEncode } from "#lib/oauth";
-import { type AccessTokenRecord, LIFETIME_MS, type RefreshTokenRecord } from "./records.ts";
+import { OAuthError } from "./errors.ts";
+import { type AccessTokenRecord, LIFETIME_MS, type RefreshTokenRecord, type RevokedGrantRecord } from "./records.ts";
 
 export interface TokenResponse {
   access_token: string;
@@ -57,7 +58,8 @@ async function signAccessToken(p: Provider, req: Issuance, now: number): Promise
     jti: p.secret(),
   };
   if (req.user) { for (const [k, v] of Object.entries(userClaims(req.user))) if (!(k in claims)) claims[k] = v; }
-  if (req.jkt) claims.cnf = { jkt: req.jkt };
+  const { cnf } = senderConstraint(req.jkt);
+  if (cnf) claims.cnf = cnf;
   const keys = await p.keys();
   return keys.sign(claims, undefined, "at+jwt");
 }
@@ -83,7 +85,7 @@ export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResp
   if (req.spent) writes.push(req.spent);
   const response: TokenResponse = {
     access_token: accessToken,
-    token_type: req.jkt ? "DPoP" : "Bearer",
+    token_type: senderConstraint(req.jkt).token_type,
     expires_in: LIFETIME_MS.accessToken / 1000,
     scope: req.scope,
   };
@@ -113,7 +115,20 @@ export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResp
   } else {
     await stored;
   }
+  await undoIfRevoked(p, req.grant_id);
   return response;
+}
+
+/**
+ * Store, then check: a revocation of the grant (a replayed code or refresh token, here or at
+ * another instance) that ran while these tokens were being stored may have deleted the grant's
+ * tokens before they landed. It marked the grant first (revokeGrant), so reading no mark after
+ * storing means its deletion is still to come; reading one, the tokens just stored go here.
+ */
+export async function undoIfRevoked(p: Provider, grantId: string): Promise<void> {
+  if (!(await grantRevoked(p, grantId))) return;
+  await p.state.deleteGroup(GRANT_TOKENS, grantId);
+  throw new OAuthError("invalid_grant", "the grant was revoked meanwhile (a code or refresh token of it was reused)");
 }
 
 async function signIdToken(p: Provider, req: Issuance, accessToken: string, now: number): Promise<string> {
@@ -143,7 +158,28 @@ async function signIdToken(p: Provider, req: Issuance, accessToken: string, now:
   return keys.sign(claims, user.scenario?.effects.signKey);
 }
 
-/** Deletes every access and refresh token of one grant (code replay, refresh revocation). */
-export function revokeGrant(p: Provider, grantId: string): Promise<void> {
-  return p.state.deleteGroup(["access_token", "refresh_token"], grantId);
+const GRANT_TOKENS = ["access_token", "refresh_token"] as const;
+
+/**
+ * Deletes every access and refresh token of one grant (code replay, refresh token reuse, refresh
+ * revocation). The grant is marked revoked first, so a token request of it storing tokens at the
+ * same moment (at any instance) finds the mark afterwards and undoes them (issueTokens). The mark
+ * lasts as long as a refresh token: far beyond any request in flight.
+ */
+export async function revokeGrant(p: Provider, grantId: string): Promise<void> {
+  await p.put("revoked_grant", grantId, true satisfies RevokedGrantRecord, { pruneAt: p.now() + LIFETIME_MS.refreshToken });
+  await p.state.deleteGroup(GRANT_TOKENS, grantId);
+}
+
+/** True once `revokeGrant` ran for the grant (until its mark is pruned). */
+export async function grantRevoked(p: Provider, grantId: string): Promise<boolean> {
+  return (await p.state.get<RevokedGrantRecord>("revoked_grant", grantId)) !== undefined;
+}
+
+/**
+ * The marks of a DPoP-bound access token (RFC 9449 §6): `cnf.jkt` in its JWT form and
+ * `token_type` DPoP in the token response; a bearer token has neither.
+ */
+export function senderConstraint(jkt: string | undefined): { token_type: "DPoP" | "Bearer"; cnf?: { jkt: string } } {
+  return jkt === undefined ? { token_type: "Bearer" } : { token_type: "DPoP", cnf: { jkt } };
 }

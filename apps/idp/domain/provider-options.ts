@@ -37,6 +37,8 @@ export interface ProviderOptions {
   backchannelTimeoutMs?: number;
   /** Await back-channel logout POSTs within the request (a runtime that may end work a response left behind). */
   awaitDeliveries?: boolean;
+  /** The debug interface's access token (routes/debug.ts); none: loopback callers need none. */
+  debugToken?: string;
   logger: Logger;
 }
 
@@ -54,6 +56,8 @@ export const MAX_LIVE: Partial<Record<StateKind, number>> = {
   session: 10_000,
   code: 10_000,
   used_code: 10_000,
+  used_refresh_token: 20_000,
+  revoked_grant: 10_000,
   access_token: 20_000,
   refresh_token: 20_000,
   device_grant: 10_000,

@@ -24,11 +24,12 @@ const PER_ROUND: Partial<Record<StateKind, number>> = {
   session: 1,
   code: 0, // redeemed
   used_code: 1,
-  access_token: 1,
-  refresh_token: 1,
+  used_refresh_token: 1,
+  access_token: 2,
+  refresh_token: 1, // rotated
   device_grant: 1,
   user_code: 1,
-  replay: 1,
+  replay: 2,
 };
 
 const STORES: [string, () => Promise<IdpStateStore>][] = [
@@ -59,7 +60,11 @@ describe.each(STORES)("%s store", (_name, openState) => {
       .sign(proofKey.privateKey);
   }
 
-  /** One login (session + code), its DPoP-bound redemption (tokens, used code, replay entry) and a device grant. */
+  /**
+   * One login (session + code), its DPoP-bound redemption (tokens, used code, replay entry), a
+   * refresh (a new access token, the refresh token rotated and remembered as used, a replay
+   * entry) and a device grant.
+   */
   async function round(): Promise<void> {
     const login = await idp.app.request(`${ISSUER}/authorize`, {
       method: "POST",
@@ -74,6 +79,13 @@ describe.each(STORES)("%s store", (_name, openState) => {
       body: new URLSearchParams({ grant_type: "authorization_code", client_id: "dev-client", redirect_uri: REDIRECT, code }),
     });
     expect(token.status).toBe(200);
+    const { refresh_token } = (await token.json()) as { refresh_token: string };
+    const refreshed = await idp.app.request(`${ISSUER}/token`, {
+      method: "POST",
+      headers: { ...FORM, dpop: await proof(`${ISSUER}/token`) },
+      body: new URLSearchParams({ grant_type: "refresh_token", client_id: "dev-client", refresh_token }),
+    });
+    expect(refreshed.status).toBe(200);
     const device = await idp.app.request(`${ISSUER}/device_authorization`, {
       method: "POST",
       headers: FORM,

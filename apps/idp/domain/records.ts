@@ -48,6 +48,15 @@ export interface CodeRecord {
 /** The grant id of a redeemed code, remembered until it would have expired, so a replay can revoke its tokens. */
 export type UsedCodeRecord = string;
 
+/**
+ * The grant id of a rotated refresh token, remembered until the token would have expired, so a
+ * reuse can revoke its grant (RFC 9700 §4.14.2).
+ */
+export type UsedRefreshRecord = string;
+
+/** A revoked grant: token requests of the grant that were storing tokens meanwhile undo them (issue.ts). */
+export type RevokedGrantRecord = true;
+
 export interface AccessTokenRecord {
   client_id: string;
   sub: string;

@@ -17,7 +17,7 @@ import { constantTimeEqual } from "../domain/random.ts";
 import { type CodeRecord, LIFETIME_MS, type SessionRecord } from "../domain/records.ts";
 import { endSessions } from "../domain/backchannel.ts";
 import { loginPage } from "../pages/login.ts";
-import { currentSession, PAGE_HEADERS, type Params, readForm, samePath, toParams } from "./http.ts";
+import { currentSession, PAGE_HEADERS, type Params, readForm, samePath, secureCookies, toParams } from "./http.ts";
 import { authorizationResponse, isResponseMode, type ResponseMode } from "./response-mode.ts";
 
 /** The request parameters the login page carries as hidden inputs. */
@@ -264,7 +264,7 @@ async function handle(c: Context, p: Provider, params: Params, form: Params | un
     p.put("session", sessionId, session, { pruneAt: session.expires_at, group: user.sub }),
     stored,
   ]);
-  setCookie(c, p.sessionCookie, sessionId, { httpOnly: true, sameSite: "Lax", path: "/", maxAge: LIFETIME_MS.session / 1000 });
+  setCookie(c, p.sessionCookie, sessionId, { httpOnly: true, sameSite: "Lax", path: "/", maxAge: LIFETIME_MS.session / 1000, secure: secureCookies(c, p) });
   return codeRedirect(c, p, req, code);
 }
 

@@ -22,7 +22,7 @@ import { OAuthError } from "../domain/errors.ts";
 import type { Provider } from "../domain/provider.ts";
 
 /** The endpoints a page may call, with their methods. */
-const CORS_ENDPOINTS: Record<string, string[]> = {
+export const CORS_ENDPOINTS: Record<string, string[]> = {
   "/.well-known/openid-configuration": ["GET"],
   "/jwks": ["GET"],
   "/token": ["POST"],

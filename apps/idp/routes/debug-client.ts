@@ -16,7 +16,7 @@ import type { Client } from "../domain/clients.ts";
 import { OAuthError } from "../domain/errors.ts";
 import type { Provider } from "../domain/provider.ts";
 import { page } from "../pages/layout.ts";
-import { oauthErrorResponse, PAGE_HEADERS } from "./http.ts";
+import { oauthErrorResponse, PAGE_HEADERS, secureCookies } from "./http.ts";
 
 export const DEBUG_CLIENT_ID = "debug-client";
 const COOKIE = "idp_debug_client";
@@ -79,7 +79,7 @@ export function registerDebugClient(app: Hono, p: Provider): void {
       const nonce = random();
       const verifier = random() + random();
       const challenge = b64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
-      setCookie(c, COOKIE, `${state}.${nonce}.${verifier}`, { path: new URL(callback).pathname, httpOnly: true, sameSite: "Lax", maxAge: 600 });
+      setCookie(c, COOKIE, `${state}.${nonce}.${verifier}`, { path: new URL(callback).pathname, httpOnly: true, sameSite: "Lax", maxAge: 600, secure: secureCookies(c, p) });
       const scope = q.scope || "openid profile email";
       const authorize = `${issuer}/authorize?${new URLSearchParams({ client_id: DEBUG_CLIENT_ID, redirect_uri: callback, response_type: "code", scope, state, nonce, code_challenge: challenge, code_challenge_method: "S256" })}`;
       return c.redirect(authorize, 302);

@@ -2,9 +2,13 @@
  * The loopback-only debug interface: counts, listings (secrets as 8-character prefixes), the key
  * endpoint mode, key rotation, a clock offset for tests, run-time scenarios and reset; and
  * `/debug/ui`, a page that shows and drives all of it.
+ *
+ * With a debug token (`--debug-token`, IDP_DEBUG_TOKEN) a loopback caller must present it as well
+ * (Bearer, or the cookie `/debug/ui?token=<token>` sets: lib/http/access-token.ts): a reverse
+ * proxy or a tunnel on this machine makes every caller look local.
  */
 import type { Context, Hono } from "hono";
-import { clientAddress, isLoopbackAddress, JsonDepthError, MAX_JSON_DEPTH, parseJsonBounded } from "#lib/http";
+import { challenge, clientAddress, FRAME_DENY, isLoopbackAddress, JsonDepthError, MAX_JSON_DEPTH, parseJsonBounded, requireAccessToken } from "#lib/http";
 import { endAllSessions, endSubjectSessions, notifyExpiredSessions } from "../domain/backchannel.ts";
 import { UsersDocumentError } from "../domain/errors.ts";
 import { PATH_ISSUER_NAME, type Provider } from "../domain/provider.ts";
@@ -61,16 +65,36 @@ function describeScenario(user: SeededUser): Record<string, unknown> {
   return { ...rest, password_set: password !== undefined };
 }
 
+/** The cookie the debug interface's link sets (its own name: a browser sends a host's cookies to
+ * every port, the session service's included). */
+export const DEBUG_COOKIE = "idp_debug_token";
+
+const unauthorized = (c: Context, presented: boolean) =>
+  c.json(
+    {
+      error: "unauthorized",
+      error_description: presented
+        ? "the debug token is wrong"
+        : "the debug interface needs its token: Authorization: Bearer <token>, or open the link the provider printed when it started",
+    },
+    401,
+    { "WWW-Authenticate": challenge("idp-debug", presented), "Cache-Control": "no-store" },
+  );
+
 export function registerDebug(app: Hono, p: Provider): void {
   const guard = async (c: Context, next: () => Promise<void>) => {
     if (!isLoopbackAddress(clientAddress(c))) return c.json({ error: "forbidden" }, 403);
     c.header("Cache-Control", "no-store");
+    // Its pages (the UI, the debug client) are never framed: a frame's clicks would drive it.
+    for (const [name, value] of Object.entries(FRAME_DENY)) c.header(name, value);
     await next();
   };
   // A page of another site must not reset, rotate or re-clock the provider through the browser.
   const sameOrigin = sameOriginOnly((c) => c.json({ error: "forbidden", error_description: "a request from another origin" }, 403));
-  app.use("/debug", guard, sameOrigin);
-  app.use("/debug/*", guard, sameOrigin);
+  const token = p.options.debugToken;
+  const withToken = token === undefined ? [] : [requireAccessToken({ token, cookie: DEBUG_COOKIE, deny: unauthorized })];
+  app.use("/debug", guard, ...withToken, sameOrigin);
+  app.use("/debug/*", guard, ...withToken, sameOrigin);
   registerDebugClient(app, p);
 
   app.get("/debug", async (c) => c.json({ counts: await counts(p), jwks_mode: p.jwksMode() }));

@@ -1,7 +1,8 @@
 /**
- * RP-initiated logout. `id_token_hint` is decoded without verifying its signature (the spec says
- * so) to find the subject, whose sessions all end; the caller's own session ends too. The session
- * cookie is cleared on every answer.
+ * RP-initiated logout. `id_token_hint` names the subject whose sessions all end, so it is trusted
+ * only once verified as an ID token this issuer signed (OpenID RP-Initiated Logout 1.0 §2, §4):
+ * otherwise a forged or borrowed hint, even an <img> on any page, would sign a user out
+ * everywhere. The caller's own session ends too. The session cookie is cleared on every answer.
  */
 import type { Context, Hono } from "hono";
 import { deleteCookie } from "hono/cookie";
@@ -9,20 +10,19 @@ import { postLogoutUriAllowed } from "../domain/clients.ts";
 import { endSessions } from "../domain/backchannel.ts";
 import { PageError } from "../domain/errors.ts";
 import type { Provider } from "../domain/provider.ts";
-import { loadJose } from "#lib/oauth";
+import { verifyOwnIdToken } from "../domain/signed-jwt.ts";
 import { messagePage } from "../pages/layout.ts";
 import { currentSession, PAGE_HEADERS, type Params, readForm, redirectWith, toParams } from "./http.ts";
 
-async function hintSubject(hint: string): Promise<string> {
-  const { decodeJwt } = await loadJose();
-  let sub: unknown;
-  try {
-    sub = decodeJwt(hint).sub;
-  } catch {
-    throw new PageError(400, "Invalid logout request", "id_token_hint is not a JWT");
-  }
-  if (typeof sub !== "string" || sub === "") throw new PageError(400, "Invalid logout request", "id_token_hint has no subject");
-  return sub;
+/**
+ * The subject of `id_token_hint`: an ID token of the issuer that handles the request (signed with
+ * its keys, RS256, `typ` "JWT"), for `client_id` when one is sent. It may have expired (§2). Checked
+ * before anything ends, so a refused hint ends no session.
+ */
+async function hintSubject(p: Provider, hint: string, issuer: string, clientId: string | undefined): Promise<string> {
+  const verified = await verifyOwnIdToken(await p.keys(), hint, { issuer, audience: clientId });
+  if (!verified.ok) throw new PageError(400, "Invalid logout request", `id_token_hint is not an ID token of this issuer (${verified.reason})`);
+  return verified.payload.sub!;
 }
 
 function checkPostLogoutUri(p: Provider, uri: string, clientId: string | undefined): void {
@@ -43,7 +43,7 @@ async function endSession(c: Context, p: Provider, params: Params): Promise<Resp
   if (params.duplicates.length > 0) throw new PageError(400, "Invalid logout request", `parameter repeated: ${params.duplicates.join(", ")}`);
   const v = params.values;
   const hint = v.get("id_token_hint");
-  const sub = hint === undefined ? undefined : await hintSubject(hint);
+  const sub = hint === undefined ? undefined : await hintSubject(p, hint, p.issuerFor(c.req.url), v.get("client_id"));
   const target = v.get("post_logout_redirect_uri");
   if (target !== undefined) checkPostLogoutUri(p, target, v.get("client_id"));
   else if (v.get("client_id") !== undefined && !p.clients.has(v.get("client_id")!)) {

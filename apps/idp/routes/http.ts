@@ -7,8 +7,16 @@ import type { Provider } from "../domain/provider.ts";
 import type { SessionRecord } from "../domain/records.ts";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
-/** Headers of the provider's own pages (login, device, messages): never cached, never framed. */
-export const PAGE_HEADERS = { "Cache-Control": "no-store", "Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY" } as const;
+/** Headers of the provider's own pages (login, device, messages): never cached, never framed, and
+ * never naming their URL (with its code, state or hint) in a Referer (RFC 9700 §4.2). `strict-origin`
+ * rather than `no-referrer`: under `no-referrer` a browser sends `Origin: null` with the page's own
+ * form posts, and the login and device forms refuse a post whose origin is not theirs. */
+export const PAGE_HEADERS = {
+  "Cache-Control": "no-store",
+  "Content-Security-Policy": "frame-ancestors 'none'",
+  "X-Frame-Options": "DENY",
+  "Referrer-Policy": "strict-origin",
+} as const;
 /** The configured issuer's session cookie (an issuer by path has its own: Provider.sessionCookie). */
 export const SESSION_COOKIE = "idp_session";
 
@@ -53,6 +61,16 @@ export async function readOAuthForm(c: Context): Promise<Params> {
   if (form.duplicates.length > 0) throw new OAuthError("invalid_request", `parameter repeated: ${form.duplicates.join(", ")}`);
   return form;
 }
+
+/**
+ * Whether the provider's cookies get `Secure`: the issuer (configured, or `{origin}` made from
+ * this request) is https, or the request itself came over https. With the default http issuer on
+ * loopback they do not: a browser drops a Secure cookie set over plain http.
+ */
+export const secureCookies = (c: Context, p: Provider): boolean => p.issuerFor(c.req.url).startsWith("https:") || c.req.url.startsWith("https:");
+
+/** The 421 of a request for a host the provider does not answer (lib/http/host-allowlist.ts), as OAuth errors are. */
+export const oauthMisdirected = (message: string) => ({ error: "invalid_request", error_description: message });
 
 export function oauthErrorResponse(c: Context, err: OAuthError): Response {
   return c.json({ error: err.error, error_description: err.description }, err.status, { ...NO_STORE, ...err.headers });

@@ -9,20 +9,16 @@
  * neither (curl, a test, a server) is not a browser acting for someone else, and passes.
  */
 import type { Context, MiddlewareHandler } from "hono";
+import { crossSite, isUnsafeMethod } from "#lib/http";
 import { PageError } from "../domain/errors.ts";
 
-/** Whether the browser says this request came from another origin. */
-export function crossSite(request: Request): boolean {
-  const site = request.headers.get("sec-fetch-site");
-  if (site !== null && site !== "same-origin" && site !== "none") return true;
-  const origin = request.headers.get("origin");
-  return origin !== null && origin !== new URL(request.url).origin;
-}
+/** Whether the browser says this request came from another origin (the session API's rule too). */
+export { crossSite };
 
 /** Refuses unsafe requests another origin started, with `refuse(c)`'s answer. */
 export function sameOriginOnly(refuse: (c: Context) => Response | Promise<Response>): MiddlewareHandler {
   return async (c, next) => {
-    if (c.req.method !== "GET" && c.req.method !== "HEAD" && c.req.method !== "OPTIONS" && crossSite(c.req.raw)) return refuse(c);
+    if (isUnsafeMethod(c.req.method) && crossSite(c.req.raw)) return refuse(c);
     await next();
   };
 }

@@ -6,14 +6,20 @@
  *
  * A single `audience` and a single `resource` (each optional; a repeated parameter is
  * `invalid_request`, as at every OAuth endpoint here). Only access tokens are issued.
+ *
+ * Nothing the provider signed is trusted unverified, in the wrong place or without its binding:
+ * a DPoP-bound token is exchanged only with a proof of its key, and what it gives stays bound
+ * (RFC 9449 §7.1); an ID token must be typed as one (RFC 8725 §3.11), be addressed to the caller,
+ * and what it gives dies with the session it was issued in.
  */
-import type { JWTPayload } from "jose";
-import { loadJose } from "#lib/oauth";
+import type { VerifiedProof } from "#lib/oauth";
+import { sessionGrantId } from "../domain/backchannel.ts";
 import { OAuthError } from "../domain/errors.ts";
-import { scopeList, type TokenResponse } from "../domain/issue.ts";
+import { scopeList, senderConstraint, type TokenResponse, undoIfRevoked } from "../domain/issue.ts";
 import type { Provider } from "../domain/provider.ts";
 import { type AccessTokenRecord, LIFETIME_MS, type SessionRecord } from "../domain/records.ts";
 import type { User } from "../domain/claims.ts";
+import { verifyOwnIdToken } from "../domain/signed-jwt.ts";
 import { SCOPES, TOKEN_EXCHANGE_GRANT } from "./discovery.ts";
 
 export { TOKEN_EXCHANGE_GRANT };
@@ -27,6 +33,8 @@ const SUPPORTED_TYPES: readonly string[] = Object.values(TOKEN_TYPE);
 export interface ExchangedTokenRecord extends AccessTokenRecord {
   aud?: string[];
   act?: Actor;
+  /** The session it ends with: it was exchanged (directly or through other exchanges) for an ID token of it. */
+  sid?: string;
 }
 
 /** RFC 8693 §4.1: the acting party, with the chain of earlier actors nested. */
@@ -47,6 +55,10 @@ interface Presented {
   grant_id?: string;
   expires_at: number;
   act?: Actor;
+  /** The key a DPoP-bound access token is bound to: using it, exchanging included, needs a proof of that key. */
+  jkt?: string;
+  /** The session what it gives must end with (an ID token's, or carried by an exchanged token). */
+  sid?: string;
   /** The stored record, for fields carried over (claims typed at login). */
   record?: AccessTokenRecord;
 }
@@ -58,34 +70,50 @@ export interface ExchangeInput {
   issuer: string;
   /** The token scenarios of the other grants, applied to the subject's user. */
   applyScenario(user: User): Promise<void>;
+  /** The request's verified DPoP proof, if it had one (its jti is already spent: token.ts). */
+  proof?: VerifiedProof;
 }
 
-const verifiers = new WeakMap<object, ReturnType<typeof import("jose").createLocalJWKSet>>();
-
-/** An ID token of this issuer: signed by one of its published keys, unexpired by the provider clock. */
-async function presentedIdToken(p: Provider, token: string, issuer: string, name: string): Promise<Presented> {
-  const { jwtVerify, createLocalJWKSet } = await loadJose();
-  const ring = await p.keys();
-  let keys = verifiers.get(ring);
-  if (!keys) verifiers.set(ring, keys = createLocalJWKSet(JSON.parse(ring.jwksBody)));
-  let claims: JWTPayload;
-  try {
-    ({ payload: claims } = await jwtVerify(token, keys, { issuer, algorithms: ["RS256"], currentDate: new Date(p.now()), clockTolerance: 0 }));
-  } catch (err) {
-    throw new OAuthError("invalid_grant", `${name} is not a valid ID token of this issuer (${(err as Error).message})`);
-  }
+/**
+ * An ID token of this issuer: typed as one, signed by one of its published keys, unexpired by the
+ * provider clock, and issued to the calling client (`aud`): an ID token is a statement to its
+ * audience, not a bearer credential, so another client holding it (leaked, or handed on) may not
+ * turn it into an access token. Its `sid` names the session it was issued in (the code flow): it
+ * counts while that session lives, and the new token gets that session's grant, so ending the
+ * session revokes it (backchannel.ts endSessions). An ID token without `sid` (the device flow) is
+ * tied the same way to a live session of its subject.
+ */
+async function presentedIdToken(input: ExchangeInput, token: string, name: string): Promise<Presented> {
+  const { p } = input;
+  const verified = await verifyOwnIdToken(await p.keys(), token, { issuer: input.issuer, now: p.now() });
+  if (!verified.ok) throw new OAuthError("invalid_grant", `${name} is not a valid ID token of this issuer (${verified.reason})`);
+  const claims = verified.payload;
   if (typeof claims.sub !== "string" || claims.exp === undefined) throw new OAuthError("invalid_grant", `${name} has no sub or exp`);
-  // The login behind the subject: from a live session of it at this issuer (the ID token was
-  // issued in one). None left: the user has logged out, and the ID token is no longer honored.
+  const audience = typeof claims.aud === "string" ? [claims.aud] : claims.aud ?? [];
+  if (!audience.includes(input.client.client_id)) {
+    throw new OAuthError("invalid_grant", `${name} was issued to another client: only a client in its aud may exchange it`);
+  }
+  const session = await liveSession(p, claims.sub, claims.sid);
+  if (!session) throw new OAuthError("invalid_grant", `${name}: the session it was issued in has ended (logged out)`);
+  return {
+    sub: claims.sub,
+    login: session.login,
+    grant_id: sessionGrantId(session.sid),
+    sid: session.sid,
+    expires_at: Math.min(claims.exp * 1000, session.expires_at),
+  };
+}
+
+/** The live session `sid` names among the subject's (any live one when there is no `sid`); only sessions with a sid can be tied to. */
+async function liveSession(p: Provider, sub: string, sid: unknown): Promise<(SessionRecord & { sid: string }) | undefined> {
   const now = p.now();
-  const session = (await p.state.groupEntries<SessionRecord>("session", claims.sub)).find(([, s]) => s.expires_at > now)?.[1];
-  if (!session) throw new OAuthError("invalid_grant", `${name}: the subject has no session at this issuer any more (logged out)`);
-  return { sub: claims.sub, login: session.login, expires_at: claims.exp * 1000 };
+  const sessions = (await p.state.groupEntries<SessionRecord>("session", sub)).map(([, s]) => s);
+  return sessions.find((s): s is SessionRecord & { sid: string } => s.expires_at > now && s.sid !== undefined && (sid === undefined || s.sid === sid));
 }
 
 async function presented(input: ExchangeInput, token: string, type: string, name: string): Promise<Presented> {
   const { p } = input;
-  if (type === TOKEN_TYPE.id_token) return presentedIdToken(p, token, input.issuer, name);
+  if (type === TOKEN_TYPE.id_token) return presentedIdToken(input, token, name);
   const record = await p.state.get<ExchangedTokenRecord>("access_token", token);
   if (!record || record.expires_at <= p.now()) throw new OAuthError("invalid_grant", `${name} is unknown, expired or revoked at this issuer`);
   const out: Presented = {
@@ -98,7 +126,20 @@ async function presented(input: ExchangeInput, token: string, type: string, name
   };
   if (record.login !== undefined) out.login = record.login;
   if (record.act) out.act = record.act;
+  if (record.jkt !== undefined) out.jkt = record.jkt;
+  if (record.sid !== undefined) out.sid = record.sid;
   return out;
+}
+
+/**
+ * Exchanging a DPoP-bound token is using it (RFC 9449 §7.1, RFC 8693 §2.1): it takes a proof of
+ * the same key, as a bound refresh token does at /token; otherwise whoever stole the token could
+ * swap it for a bearer one.
+ */
+function checkBinding(token: Presented, proof: VerifiedProof | undefined, name: string): void {
+  if (token.jkt === undefined) return;
+  if (!proof) throw new OAuthError("invalid_grant", `${name} is DPoP-bound: a DPoP proof of its key is required`);
+  if (proof.jkt !== token.jkt) throw new OAuthError("invalid_grant", `DPoP proof key does not match the ${name}'s binding`);
 }
 
 function tokenType(form: Map<string, string>, name: "subject_token_type" | "actor_token_type"): string {
@@ -161,6 +202,8 @@ export async function tokenExchange(input: ExchangeInput): Promise<TokenResponse
   const audience = targets(form);
   const subject = await presented(input, subjectToken, subjectType, "subject_token");
   const actor = actorToken === undefined ? undefined : await presented(input, actorToken, actorType!, "actor_token");
+  checkBinding(subject, input.proof, "subject_token");
+  if (actor) checkBinding(actor, input.proof, "actor_token");
   const scope = grantedScope(input, subject);
   if (subject.login !== undefined) await input.applyScenario({ ...(await p.resolveUser(subject.login)), sub: subject.sub });
 
@@ -190,17 +233,36 @@ export async function tokenExchange(input: ExchangeInput): Promise<TokenResponse
   else delete record.login;
   if (audience.length > 0) record.aud = audience;
   if (act) record.act = act;
+  if (subject.sid !== undefined) record.sid = subject.sid;
+  // A bound subject stays bound (the proof is of its key, checked above); with a proof, an
+  // unbound one becomes bound, as at the other grants.
+  const constraint = senderConstraint(input.proof?.jkt);
+  if (constraint.cnf) record.jkt = constraint.cnf.jkt;
 
   const accessToken = p.options.accessTokenFormat === "jwt" ? await signExchanged(p, input.issuer, record) : p.secret();
   await p.put("access_token", accessToken, record, { pruneAt: expiresAt, group: grantId });
+  await undoIfSessionEnded(p, accessToken, record);
+  // A grant revoked meanwhile (a reused code or refresh token of the subject's grant) takes it too.
+  await undoIfRevoked(p, grantId);
   const response: TokenResponse & { issued_token_type: string } = {
     access_token: accessToken,
     issued_token_type: TOKEN_TYPE.access_token,
-    token_type: "Bearer",
+    token_type: constraint.token_type,
     expires_in: Math.max(0, Math.floor((expiresAt - now) / 1000)),
     scope,
   };
   return response;
+}
+
+/**
+ * Store, then check (as issueTokens does for a revoked grant): a logout that ended the session
+ * while this token was being stored may have revoked the session's tokens before it landed, so a
+ * session gone now takes the token with it.
+ */
+async function undoIfSessionEnded(p: Provider, token: string, record: ExchangedTokenRecord): Promise<void> {
+  if (record.sid === undefined || (await liveSession(p, record.sub, record.sid))) return;
+  await p.state.delete("access_token", token);
+  throw new OAuthError("invalid_grant", "subject_token: its session ended meanwhile (logged out)");
 }
 
 /** The RFC 9068 form of an exchanged token (IDP_ACCESS_TOKEN_FORMAT=jwt). */
@@ -216,5 +278,7 @@ async function signExchanged(p: Provider, issuer: string, r: ExchangedTokenRecor
     jti: p.secret(),
   };
   if (r.act) claims.act = r.act;
+  const { cnf } = senderConstraint(r.jkt);
+  if (cnf) claims.cnf = cnf;
   return (await p.keys()).sign(claims, undefined, "at+jwt");
 }

@@ -1,6 +1,6 @@
 /**
- * The token endpoint: authorization_code (PKCE), refresh_token (rotation, client and DPoP
- * binding), device_code and client_credentials. Errors are OAuth JSON with no-store.
+ * The token endpoint: authorization_code (PKCE), refresh_token (rotation with reuse detection,
+ * client and DPoP binding), device_code and client_credentials. Errors are OAuth JSON with no-store.
  */
 import type { Context, Hono } from "hono";
 import { allowsGrant, authenticateClient, type Client, readClientCredentials } from "../domain/clients.ts";
@@ -17,6 +17,7 @@ import {
   type RefreshTokenRecord,
   SLOW_DOWN_STEP_S,
   type UsedCodeRecord,
+  type UsedRefreshRecord,
 } from "../domain/records.ts";
 import { DEVICE_CODE_GRANT, GRANT_TYPES } from "./discovery.ts";
 import { rememberLogoutClient } from "../domain/backchannel.ts";
@@ -105,6 +106,7 @@ async function refreshToken(g: GrantContext): Promise<TokenResponse> {
   const { p, client, form } = g;
   const token = required(form, "refresh_token");
   const record = await p.state.get<RefreshTokenRecord>("refresh_token", token);
+  if (!record) await revokeIfReused(p, token);
   if (!record || record.expires_at <= p.now()) throw invalidGrant("refresh token is unknown, expired or already used");
   if (record.client_id !== client.client_id) throw invalidGrant("refresh token was issued to another client");
   if (record.jkt !== undefined) {
@@ -122,8 +124,7 @@ async function refreshToken(g: GrantContext): Promise<TokenResponse> {
   }
   const user = await userFor(p, record.login, record.sub, record.claims);
   await applyTokenScenario(p, user);
-  // Rotation: of concurrent uses (here or at another instance) one takes the token.
-  if (!(await p.state.take("refresh_token", token, record))) throw invalidGrant("refresh token is unknown, expired or already used");
+  await spendRefreshToken(p, token, record);
   // A bound refresh token stays bound; a public client's becomes bound by its first proof.
   const refreshJkt = record.jkt ?? (client.secret === undefined ? g.proof?.jkt : undefined);
   return issueTokens(p, {
@@ -137,6 +138,33 @@ async function refreshToken(g: GrantContext): Promise<TokenResponse> {
     refreshJkt,
     grant_id: record.grant_id,
   });
+}
+
+const reused = () => invalidGrant("refresh token was already used; every token of its grant is revoked");
+
+/**
+ * A rotated refresh token presented again means two parties hold it (RFC 9700 §4.14.2): its
+ * whole grant is revoked, the successor refresh token and every access token with it.
+ */
+async function revokeIfReused(p: Provider, token: string): Promise<void> {
+  const grantId = await p.state.get<UsedRefreshRecord>("used_refresh_token", token);
+  if (grantId === undefined) return;
+  await revokeGrant(p, grantId);
+  throw reused();
+}
+
+/**
+ * Rotation. The used mark is added before the token is taken, and the add is what decides between
+ * concurrent uses (here or at another instance): a use that finds it already there is a reuse,
+ * and any later one finds the mark whether or not the token is gone yet. The take then fails only
+ * if the grant was revoked meanwhile.
+ */
+async function spendRefreshToken(p: Provider, token: string, record: RefreshTokenRecord): Promise<void> {
+  if (!(await p.add("used_refresh_token", token, record.grant_id satisfies UsedRefreshRecord, { pruneAt: record.expires_at }))) {
+    await revokeGrant(p, record.grant_id);
+    throw reused();
+  }
+  if (!(await p.state.take("refresh_token", token, record))) throw invalidGrant("refresh token is unknown, expired or already used");
 }
 
 async function deviceCode(g: GrantContext): Promise<TokenResponse> {
@@ -189,7 +217,7 @@ const GRANTS: Record<string, (g: GrantContext) => Promise<TokenResponse>> = {
   [DEVICE_CODE_GRANT]: deviceCode,
   client_credentials: clientCredentials,
   [TOKEN_EXCHANGE_GRANT]: (g) =>
-    tokenExchange({ p: g.p, client: g.client, form: g.form, issuer: g.issuer, applyScenario: (user) => applyTokenScenario(g.p, user) }),
+    tokenExchange({ p: g.p, client: g.client, form: g.form, issuer: g.issuer, proof: g.proof, applyScenario: (user) => applyTokenScenario(g.p, user) }),
 };
 
 /** Client authentication shared by /token, /device_authorization, /introspect and /revoke. */

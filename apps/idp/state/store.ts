@@ -12,6 +12,10 @@ export const STATE_KINDS = [
   "session",
   "code",
   "used_code",
+  /** A rotated refresh token's grant id, until the token would have expired (a reuse revokes the grant). */
+  "used_refresh_token",
+  /** A revoked grant: a token request of it that was storing tokens meanwhile undoes them. */
+  "revoked_grant",
   "access_token",
   "refresh_token",
   "device_grant",

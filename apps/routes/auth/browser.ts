@@ -20,6 +20,7 @@
  * bearer token reach the same routes.
  */
 import { parseSigned, serializeSigned } from "hono/utils/cookie";
+import { FRAME_DENY } from "#lib/http";
 import { loadJose, sha256Base64url } from "#lib/oauth";
 import type { HostPlannedContext, RouteHost } from "../core/host.ts";
 import { type Actor, AuthenticationError, type Authenticator, type PipelineRequest } from "../core/services.ts";
@@ -99,7 +100,8 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
   // A key of its own for the pre-login cookie, so its value is never taken for a session id.
   const secret = `${options.sessionCookie.secret}:signin`;
   const hostCookies = sessionCookies(options.sessionCookie);
-  const pendingCookie = { path: "/auth", httpOnly: true, sameSite: "Lax", secure } as const;
+  // Secure when configured so, or when the request came over https (its URL's scheme).
+  const pendingCookie = (raw: Request) => ({ path: "/auth", httpOnly: true, sameSite: "Lax", secure: secure || raw.url.startsWith("https:") }) as const;
 
   const redirect = (location: string, cookies: string[] = []) => {
     const headers = new Headers({ location, "cache-control": "no-store" });
@@ -107,14 +109,14 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
     return new Response(null, { status: 302, headers });
   };
   const page = (status: number, message: string, cookies: string[] = []) => {
-    const headers = new Headers({ "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
+    const headers = new Headers({ "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...FRAME_DENY });
     for (const c of cookies) headers.append("set-cookie", c);
     return new Response(`<!doctype html><title>sign-in</title><p>${message.replace(/[<&>"]/g, "")}</p><p><a href="/auth/login">Sign in again</a></p>`, {
       status,
       headers,
     });
   };
-  const clearPending = () => serializeSigned(SIGNIN_COOKIE, "", secret, { ...pendingCookie, maxAge: 0 });
+  const clearPending = (raw: Request) => serializeSigned(SIGNIN_COOKIE, "", secret, { ...pendingCookie(raw), maxAge: 0 });
 
   async function readPending(raw: Request): Promise<Pending | undefined> {
     const header = raw.headers.get("cookie");
@@ -130,9 +132,9 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
   }
 
   /** A fresh host session id, and the cookie that hands it to the browser. */
-  async function freshSession(): Promise<{ id: string; cookie: string }> {
+  async function freshSession(raw: Request): Promise<{ id: string; cookie: string }> {
     const id = crypto.randomUUID();
-    return { id, cookie: await hostCookies.issue({ id, isNew: true, cookieName: hostCookies.cookieName }) };
+    return { id, cookie: await hostCookies.issue({ id, isNew: true, cookieName: hostCookies.cookieName }, raw.url.startsWith("https:")) };
   }
 
   const authenticator: Authenticator = {
@@ -170,7 +172,9 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
         code_challenge: await sha256Base64url(pending.verifier),
         code_challenge_method: "S256",
       }).toString();
-      return redirect(url.href, [await serializeSigned(SIGNIN_COOKIE, JSON.stringify(pending), secret, { ...pendingCookie, maxAge: PENDING_MS / 1000 })]);
+      return redirect(url.href, [
+        await serializeSigned(SIGNIN_COOKIE, JSON.stringify(pending), secret, { ...pendingCookie(ctx.raw), maxAge: PENDING_MS / 1000 }),
+      ]);
     });
 
     host.registerPlanned({ method: "GET", pattern: "/auth/callback", public: true }, async (ctx) => {
@@ -178,7 +182,7 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       const pending = await readPending(ctx.raw);
       const q = ctx.request.query;
       // Single use: whatever happens next, this sign-in attempt is spent.
-      const spent = [await clearPending()];
+      const spent = [await clearPending(ctx.raw)];
       if (!pending || typeof q.state !== "string" || q.state !== pending.state) {
         return page(400, "This sign-in link is not valid (or was used already).", spent);
       }
@@ -224,7 +228,7 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       // knew the id the browser came with knows nothing now. The old one is forgotten.
       const before = ctx.request.session;
       if (before && !before.isNew) await store.delete(before.id);
-      const fresh = await freshSession();
+      const fresh = await freshSession(ctx.raw);
       await store.put(fresh.id, { actor, idToken: tokens.id_token, expires: now() + sessionMs });
       return redirect(safeReturnTo(pending.returnTo, origin), [...spent, fresh.cookie]);
     });
@@ -241,7 +245,7 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       const idToken = session && !session.isNew ? (await store.get(session.id))?.idToken : undefined;
       if (session && !session.isNew) await store.delete(session.id);
       // A fresh id after sign-out too: the signed-out id is never used again.
-      const cookies = [(await freshSession()).cookie];
+      const cookies = [(await freshSession(ctx.raw)).cookie];
       const m = await metadata().catch(() => undefined);
       if (!m?.endSessionEndpoint) return redirect("/", cookies);
       const url = new URL(m.endSessionEndpoint);
@@ -256,7 +260,7 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
   const confirmLogout = () =>
     new Response(
       `<!doctype html><meta charset="utf-8"><title>Sign out</title><p>Sign out of this site?</p><form method="post" action="/auth/logout"><button type="submit">Sign out</button></form><p><a href="/">Stay signed in</a></p>`,
-      { status: 200, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } },
+      { status: 200, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...FRAME_DENY } },
     );
 
   return { authenticator, register };

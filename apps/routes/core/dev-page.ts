@@ -4,6 +4,7 @@
  * load, its error (the previous routes keep serving meanwhile). Only served with `--dev`.
  */
 import { html } from "hono/html";
+import { FRAME_DENY } from "#lib/http";
 import type { RouteHost } from "./host.ts";
 
 export const DEV_PAGE_PATH = "/_routes";
@@ -23,5 +24,5 @@ ${rows.map(
   (r) => html`<tr><td>${r.kind === "route" ? r.method : r.kind}</td><td><code>${r.pattern}</code></td><td class="${r.access}">${r.access}</td><td>${r.resources?.join(", ") ?? ""}</td><td>${r.csrf ? "yes" : ""}</td><td>${r.action ?? ""}</td><td>${r.audit ?? ""}</td><td>${r.at ?? (r.source === "host" ? "(host)" : "")}</td></tr>`,
 )}
 </tbody></table></body></html>`;
-  return new Response(String(body), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+  return new Response(String(body), { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...FRAME_DENY } });
 }

@@ -12,7 +12,7 @@
  * not show the last person's pages from the browser's cache (unless the answer set its own).
  */
 import { html } from "hono/html";
-import { withEditedHeaders } from "#lib/http";
+import { FRAME_DENY, withEditedHeaders } from "#lib/http";
 
 const hostErrors = new WeakSet<Response>();
 
@@ -116,6 +116,7 @@ ${hint ? html`<p class="hint" id="hint">${hint}</p>` : ""}
   headers.set("content-type", "text/html; charset=utf-8");
   headers.delete("content-length");
   headers.set("cache-control", "no-store");
+  for (const [name, value] of Object.entries(FRAME_DENY)) headers.set(name, value);
   await response.body?.cancel();
   return new Response(request.method === "HEAD" ? null : page.toString(), { status, headers });
 }

@@ -49,9 +49,10 @@ export function sessionCookies(options: SessionCookieOptions) {
       }
       return { id: crypto.randomUUID(), isNew: true, cookieName };
     },
-    /** The Set-Cookie value that hands a new session to the client. */
-    issue(session: HostSession): Promise<string> {
-      return serializeSigned(cookieName, session.id, secret, { path: "/", httpOnly: true, sameSite: "Lax", secure: options.secure });
+    /** The Set-Cookie value that hands a new session to the client; `Secure` when configured so or
+     * when the request came over https (`https`: its URL, which a trusted proxy may have made https). */
+    issue(session: HostSession, https = false): Promise<string> {
+      return serializeSigned(cookieName, session.id, secret, { path: "/", httpOnly: true, sameSite: "Lax", secure: options.secure || https });
     },
   };
 }

@@ -58,10 +58,10 @@ describe("requestStage", () => {
     expect(state.audit("denied", { reason: "x" })).toBeUndefined();
   });
 
-  it("takes the socket's address over a client's cf-connecting-ip header; without one, that header; without either, empty", async () => {
+  it("takes the address the entry saw (socket, or its trusted proxy's word), never a header a client wrote", async () => {
     const fetch = app(async (c) => c.text(stateOf(c).ip));
     expect(await (await fetch("/t/t1/docs/1", { headers: { "cf-connecting-ip": "6.6.6.6" } }, { clientAddress: "10.0.0.1" })).text()).toBe("10.0.0.1");
-    expect(await (await fetch("/t/t1/docs/1", { headers: { "cf-connecting-ip": "203.0.113.5" } })).text()).toBe("203.0.113.5");
+    expect(await (await fetch("/t/t1/docs/1", { headers: { "cf-connecting-ip": "203.0.113.5", "x-forwarded-for": "203.0.113.5" } })).text()).toBe("");
     expect(await (await fetch("/t/t1/docs/1")).text()).toBe("");
   });
 

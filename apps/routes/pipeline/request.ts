@@ -27,7 +27,9 @@ export function requestStage(plan: RoutePlan, deps: Pick<StageDeps, "sessions">)
     const state: PipelineState = {
       plan,
       requestId: c.env.requestId,
-      ip: c.env.clientAddress ?? request.headers.get("cf-connecting-ip") ?? "",
+      // As the entry saw it: the socket's peer, or what its trusted proxy setting believes
+      // (lib/http/trusted-proxy.ts); never a header a client could write itself.
+      ip: c.env.clientAddress ?? "",
       url: new URL(request.url),
       params: c.req.param() as Record<string, string>,
       cookies,
@@ -43,7 +45,7 @@ export function requestStage(plan: RoutePlan, deps: Pick<StageDeps, "sessions">)
     let response = c.res;
     // A handler that issued a session cookie of its own (sign-in renews the id) keeps it.
     if (!c.error && state.sessionUsed && state.session.isNew && !setsCookie(response, deps.sessions.cookieName)) {
-      const cookie = await deps.sessions.issue(state.session);
+      const cookie = await deps.sessions.issue(state.session, state.url.protocol === "https:");
       response = withEditedHeaders(response, (h) => h.append("set-cookie", cookie));
     }
     if (state.actor) response = noStore(response);

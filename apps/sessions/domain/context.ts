@@ -5,7 +5,7 @@
  */
 import type { ProcessMemory } from "#lib/runtime";
 import type { SqlStore } from "#lib/db";
-import type { FileTree } from "#lib/files";
+import type { FileTree, Roots } from "#lib/files";
 import type { Logger } from "#lib/log";
 import type { LiveRuntimes, ModuleName } from "../live/types.ts";
 import type { LibraryDirectory } from "./libraries.ts";
@@ -21,6 +21,9 @@ export interface ServiceContext {
   worktrees: FileTree;
   /** Worktrees are uploaded through the API (workerd): a missing one says how. */
   worktreeUploads: boolean;
+  /** The host directories a `worktree_path` must be inside (Node, Deno); none on workerd, where
+   * worktrees are prefixes of a bucket that holds nothing else. */
+  worktreeRoots?: Roots;
   libraries: LibraryDirectory;
   /** The deployment's module catalog (a subset of MODULE_CATALOG). */
   modules: readonly ModuleName[];

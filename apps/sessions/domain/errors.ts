@@ -9,6 +9,8 @@ import { type LiveErrorCode, LiveRuntimeError } from "../live/types.ts";
 export const ERROR_STATUS = {
   VALIDATION_ERROR: 400,
   INVALID_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  CROSS_SITE_REQUEST: 403,
   TEMPLATE_NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
   EXECUTION_NOT_FOUND: 404,

@@ -19,4 +19,8 @@ describe("sandbox host environment", () => {
   it("never offers the daemon's database credentials to env capabilities", () => {
     expect(sandboxHostEnv({ HOME: "/root", SESSIONS_DB: "libsql://x", SESSIONS_DB_AUTH_TOKEN: "secret", N: 1 })).toEqual({ HOME: "/root" });
   });
+
+  it("never offers the access tokens (the session API's, the provider's debug interface's)", () => {
+    expect(sandboxHostEnv({ HOME: "/root", SESSIONS_AUTH_TOKEN: "t1", IDP_DEBUG_TOKEN: "t2" })).toEqual({ HOME: "/root" });
+  });
 });

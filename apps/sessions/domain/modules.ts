@@ -83,8 +83,10 @@ export function checkModuleAllowed(name: string, catalog: readonly ModuleName[])
   throw new SessionServiceError("MODULE_NOT_ALLOWED", `${name} is not in the module catalog (${catalog.join(", ") || "empty"})`, details);
 }
 
-/** Variables of the daemon's own configuration that no `env` capability may expose. */
-const PRIVATE_ENV = new Set(["SESSIONS_DB", "SESSIONS_DB_AUTH_TOKEN"]);
+/** Variables of the daemon's own configuration that no `env` capability may expose: its
+ * database credentials and the access tokens (a script that read one could call the API, or the
+ * provider's debug interface when `npm start` runs both in one process). */
+const PRIVATE_ENV = new Set(["SESSIONS_DB", "SESSIONS_DB_AUTH_TOKEN", "SESSIONS_AUTH_TOKEN", "IDP_DEBUG_TOKEN"]);
 
 /** The host environment `env` capabilities choose from: everything but the daemon's credentials. */
 export function sandboxHostEnv(env: Record<string, unknown>): Record<string, string> {

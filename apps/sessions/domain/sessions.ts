@@ -34,15 +34,30 @@ export interface CreateSessionInput {
 const invalidWorktree = (message: string, worktree_path: string) =>
   new SessionServiceError("VALIDATION_ERROR", message, { issues: [{ path: "worktree_path", message }], worktree_path });
 
+/**
+ * A worktree outside the daemon's roots (judged after symlinks) is 422 INVALID_PATH, whether it
+ * exists or not, so the answer tells nothing about the disk beyond the roots.
+ */
+async function checkWorktreeRoots(ctx: ServiceContext, root: string): Promise<void> {
+  const roots = ctx.worktreeRoots;
+  if (!roots || (await roots.contains(root))) return;
+  throw new SessionServiceError(
+    "INVALID_PATH",
+    `worktree_path is outside the worktree roots (${roots.roots.join(", ")}); the daemon's --worktree-roots (SESSIONS_WORKTREE_ROOTS) lists them`,
+    { worktree_path: root, worktree_roots: [...roots.roots] },
+  );
+}
+
 export async function createSession(ctx: ServiceContext, input: CreateSessionInput): Promise<SessionRecord> {
   await requireTemplate(ctx, input.template_id);
   const root = input.worktree_path;
   if (!root.startsWith("/")) throw invalidWorktree("worktree_path must be an absolute path", root);
   // A name the file system would refuse (NUL, over 255 bytes) is refused here, before anything is
-  // stored, on every runtime alike.
+  // stored, on every runtime alike. Nothing outside the roots is looked at.
   let kind: Awaited<ReturnType<typeof ctx.worktrees.kind>>;
   try {
     checkAbsolutePath(root);
+    await checkWorktreeRoots(ctx, root);
     kind = await ctx.worktrees.kind(root, "");
   } catch (err) {
     if (err instanceof FileTreeError) throw invalidWorktree(`worktree_path is not a valid path: ${err.message.replace(/^invalid path:? ?/, "")}`, root);
