@@ -28,7 +28,7 @@ import { alignColumns, configSourcesLine, printBanner, serviceLogger } from "#li
 import type { Logger } from "#lib/log";
 import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
 import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
-import { idpMountable } from "./core/mountables.ts";
+import { idpMountable, loopbackCallersOnly } from "./core/mountables.ts";
 import { type EmbeddedSessions, embeddedSessionService } from "../sessions/embed.ts";
 import { type Policy, readPolicy } from "./auth/policy.ts";
 import { type AuditSetting, buildRouteHost } from "./build.ts";
@@ -83,7 +83,10 @@ function buildHost(
       sessionSecret: values["session-secret"],
       policy,
     },
-    mountables: { idp: idpMountable({ logger: logger.child({ service: "idp" }), env: idpEnv }), sessions: sessionsMount?.handler },
+    mountables: {
+      idp: idpMountable({ logger: logger.child({ service: "idp" }), env: idpEnv }),
+      sessions: sessionsMount && loopbackCallersOnly(sessionsMount.handler),
+    },
     runtime: (natives, hostCalls) =>
       engine
         ? inProcessScriptRuntime(engine, { natives, hostCalls, limits: config.limits })
@@ -194,8 +197,10 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
   const address = parseListenAddress(config.values.addr);
   const hosts = hostAllowlist({ urls: [listenUrl(address), config.issuer], hosts: parseAllowedHosts(config.values["allowed-hosts"]) });
   const proxy = parseTrustedProxy(config.values["trusted-proxy"]);
-  const app = withRequestId(
-    withAllowedHosts(
+  // The Host check first: a name it refuses may not even make a URL (invalid punycode), and the
+  // access line reads the request's URL.
+  const app = withAllowedHosts(
+    withRequestId(
       {
         fetch: async (received: Request, receivedEnv: ServeEnv) => {
           const { request, env } = throughProxy(received, receivedEnv, proxy);
@@ -208,10 +213,10 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
           return host.fetch(request, env);
         },
       },
-      hosts,
-      envelopeMisdirected,
+      { accessLog: logger },
     ),
-    { accessLog: logger },
+    hosts,
+    envelopeMisdirected,
   );
   let server: RunningServer;
   try {

@@ -23,6 +23,12 @@ export interface Roots {
   readonly roots: readonly string[];
   /** Whether `path` (absolute) is one of the roots or below one, once its symlinks are resolved. */
   contains(path: string): Promise<boolean>;
+  /**
+   * The real path of `path` (which must exist) when it lies inside a root, else undefined. What a
+   * client named is kept as this: a symlink or `..` in the name, swapped later (by another
+   * session's `fs`, say), cannot then move it out of the roots.
+   */
+  realPathInside(path: string): Promise<string | undefined>;
 }
 
 /** `path` is `root` or below it (both real, normalized paths). */
@@ -87,6 +93,10 @@ export async function hostRoots(realPath: HostPaths["realPath"], dirs: readonly 
     async contains(path) {
       const real = await realLocation(realPath, path);
       return roots.some((root) => pathInside(root, real));
+    },
+    async realPathInside(path) {
+      const real = await realPath(path).catch(() => undefined);
+      return real !== undefined && roots.some((root) => pathInside(root, real)) ? real : undefined;
     },
   };
 }

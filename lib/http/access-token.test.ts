@@ -80,6 +80,19 @@ describe("requireAccessToken", () => {
     expect((await app.request(`https://host.test/?token=${TOKEN}`)).headers.get("set-cookie")).toMatch(/Secure/);
   });
 
+  it("the link's redirect never leaves the origin, whatever the path (found by an attack: //evil.example/)", async () => {
+    const any = new Hono();
+    any.use(requireAccessToken({ token: TOKEN, cookie: "test_auth", deny: (c) => c.text("no", 401) }));
+    any.get("*", (c) => c.text("page"));
+    for (const path of ["//evil.example/", "///evil.example/x", "/\\evil.example/"]) {
+      const res = await any.fetch(new Request(`http://127.0.0.1${path}?token=${TOKEN}`));
+      expect(res.status, path).toBe(302);
+      const location = res.headers.get("location")!;
+      expect(location, path).toMatch(/^\/[^/\\]/);
+      expect(new URL(location, "http://127.0.0.1/").origin, path).toBe("http://127.0.0.1");
+    }
+  });
+
   it("a link with a wrong token sets nothing; a POST never signs in by query", async () => {
     const res = await app.request("/?token=wrong");
     expect(res.status).toBe(401);

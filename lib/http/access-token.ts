@@ -62,8 +62,9 @@ export function requireAccessToken(options: AccessTokenOptions): MiddlewareHandl
       if (!(await tokenMatches(fromLink, options.token))) return options.deny(c, true);
       setCookie(c, options.cookie, options.token, { httpOnly: true, sameSite: "Strict", path: "/", secure: url.protocol === "https:" });
       url.searchParams.delete("token");
-      // Relative: the browser stays on the origin it asked, whatever the Host header claimed.
-      return c.redirect(`${url.pathname}${url.search}`, 302);
+      // Relative, and one leading slash only (`//evil.example/` would be another site): the browser
+      // stays on the origin it asked, whatever the Host header or the path claimed.
+      return c.redirect(`/${url.pathname.replace(/^[/\\]+/, "")}${url.search}`, 302);
     }
     if (options.open?.(c)) return next();
     const given = presentedToken(c, options.cookie);

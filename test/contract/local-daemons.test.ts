@@ -89,7 +89,15 @@ function hostCases(port: number) {
       `localhost:1`,
       `app.localhost:${port}`,
     ],
-    refused: [`${REBIND}:${port}`, `${REBIND}`, `localhost.${REBIND}:${port}`, `127.0.0.1.${REBIND}:${port}`, `x@127.0.0.1:${port}`, ""],
+    refused: [
+      `${REBIND}:${port}`,
+      `${REBIND}`,
+      `localhost.${REBIND}:${port}`,
+      `127.0.0.1.${REBIND}:${port}`,
+      `x@127.0.0.1:${port}`,
+      "",
+      `xn--localhost:${port}`,
+    ],
   };
 }
 

@@ -111,6 +111,31 @@ describe.skipIf(!onDisk)("--worktree-roots", () => {
     }
   });
 
+  // Found by an attack on this change: the path was kept as written, so swapping the symlink in
+  // it for a directory (another session's `fs` can rm and mkdir) moved the session out of its root.
+  it("keeps a worktree as its real path: a symlink in the name swapped afterwards cannot move the session out", async () => {
+    const base = await tempDir();
+    const root = join(base, "root");
+    await mkdir(join(root, "inside", "deep"), { recursive: true });
+    await mkdir(join(root, "outside"));
+    await writeFile(join(root, "outside", "secret.txt"), "decoy inside");
+    await mkdir(join(base, "outside"));
+    await writeFile(join(base, "outside", "secret.txt"), "SECRET");
+    await symlink(join(root, "inside", "deep"), join(root, "s"));
+    const s = await startSessions({ args: ["--worktree-roots", root] });
+    try {
+      const templateId = await createTemplate(s, { modules: ["fs"], capabilities: [{ kind: "fs", name: ".", enabled: true }] });
+      const session = expectOk(await post(s, "/sessions", sessionBody(templateId, `${root}/s/../../outside`)), 201);
+      expect(session.worktree_path).toBe(join(root, "outside"));
+      await rm(join(root, "s"));
+      await mkdir(join(root, "s"));
+      const read = expectOk(await post(s, "/executions/repl", { session_id: session.id, input: `await require("fs").readFile("secret.txt")` }), 201);
+      expect(read.result.json).toBe("decoy inside");
+    } finally {
+      await s.svc.stop();
+    }
+  });
+
   it("refuses to start with a root that is /, the home directory or missing (exit 2, says why)", async () => {
     const home = await tempDir();
     const cases: [string[], Record<string, string>, RegExp][] = [

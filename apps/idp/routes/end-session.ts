@@ -45,6 +45,7 @@ async function endSession(c: Context, p: Provider, params: Params): Promise<Resp
   const hint = v.get("id_token_hint");
   const sub = hint === undefined ? undefined : await hintSubject(p, hint, p.issuerFor(c.req.url), v.get("client_id"));
   const target = v.get("post_logout_redirect_uri");
+  // Without client_id, against every client's URIs, as the contract says (not the hint's client's).
   if (target !== undefined) checkPostLogoutUri(p, target, v.get("client_id"));
   else if (v.get("client_id") !== undefined && !p.clients.has(v.get("client_id")!)) {
     throw new PageError(400, "Invalid logout request", `client "${v.get("client_id")}" is not registered`);

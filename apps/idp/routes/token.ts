@@ -60,7 +60,7 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
   const { p, client, form } = g;
   const code = required(g.form, "code");
   const now = p.now();
-  const used = await p.state.take<UsedCodeRecord>("used_code", code);
+  const used = await p.state.get<UsedCodeRecord>("used_code", code);
   if (used !== undefined) {
     // A replayed code: revoke everything it issued (RFC 6749 §4.1.2).
     await revokeGrant(p, used);
@@ -84,12 +84,10 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
   }
   const user = await userFor(p, record.login, record.sub, record.claims);
   await applyTokenScenario(p, user);
-  // Spend the code: of concurrent redemptions (here or at another instance) one takes it.
-  if (!(await p.state.take("code", code, record))) throw invalidGrant("authorization code is unknown or expired");
+  await spendCode(p, code, record);
   await rememberLogoutClient(p, { iss: g.issuer, sid: record.sid, sub: record.sub, client_id: client.client_id, auth_time: record.auth_time });
   return issueTokens(p, {
     sid: record.sid,
-    spent: p.put("used_code", code, record.grant_id satisfies UsedCodeRecord, { pruneAt: record.expires_at }),
     issuer: g.issuer,
     client,
     user,
@@ -100,6 +98,20 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
     refreshJkt: g.proof?.jkt,
     grant_id: record.grant_id,
   });
+}
+
+/**
+ * Spends a code as a refresh token is spent (spendRefreshToken): the used mark is added first, and
+ * the add decides between concurrent redemptions (here or at another instance). One that finds the
+ * mark there is a replay and revokes the grant, whichever got there first; a take that found the
+ * code gone left the loser with nothing to revoke, and the winner's tokens lived on.
+ */
+async function spendCode(p: Provider, code: string, record: CodeRecord): Promise<void> {
+  if (!(await p.add("used_code", code, record.grant_id satisfies UsedCodeRecord, { pruneAt: record.expires_at }))) {
+    await revokeGrant(p, record.grant_id);
+    throw invalidGrant("authorization code was already used; the tokens it issued are revoked");
+  }
+  if (!(await p.state.take("code", code, record))) throw invalidGrant("authorization code is unknown or expired");
 }
 
 async function refreshToken(g: GrantContext): Promise<TokenResponse> {

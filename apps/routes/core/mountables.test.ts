@@ -1,6 +1,6 @@
 /** The identity provider mounted behind a script, in this process. */
 import { describe, expect, it } from "vitest";
-import { idpMountable } from "./mountables.ts";
+import { idpMountable, loopbackCallersOnly } from "./mountables.ts";
 import { call, scriptHost } from "../testing.ts";
 
 describe("require('idp').handler()", () => {
@@ -62,5 +62,27 @@ describe("a planned route whose target is a mountable", () => {
       "stripPrefix: true }) needs a pattern that ends in /*",
     );
     await host.close();
+  });
+});
+
+describe("the session service's mount", () => {
+  // In-process it has no access token: a caller off this machine (a LAN peer of a host on 0.0.0.0,
+  // or one a trusted proxy names) could otherwise run code through it after a sign-in that the
+  // mounted development provider grants to anyone.
+  it("answers callers on this machine only", async () => {
+    const sessions = loopbackCallersOnly(() => new Response("ran code"));
+    const host = await scriptHost(
+      `const app = require("httpmod").app();
+       app.mount("/sessions", require("sessions").handler(), { stripPrefix: true });`,
+      { mountables: { sessions: { handler: sessions } } },
+    );
+    const from = (clientAddress: string) => host.fetch(new Request("http://host.test/sessions/api/v1/health"), { requestId: "r", clientAddress });
+    expect(await (await from("127.0.0.1")).text()).toBe("ran code");
+    expect(await (await from("::1")).text()).toBe("ran code");
+    for (const address of ["192.0.2.2", "203.0.113.9", "", "::ffff:192.0.2.2"]) {
+      const res = await from(address);
+      expect(res.status, address).toBe(403);
+      expect((await res.json()).error.code, address).toBe("FORBIDDEN");
+    }
   });
 });

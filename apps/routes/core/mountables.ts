@@ -6,8 +6,10 @@
  * - `require("sessions").handler()` serves the session service's API (and its web UI when
  *   built): `embeddedSessionService` (apps/sessions/embed.ts).
  */
+import { isLoopbackAddress } from "#lib/http";
 import type { Logger } from "#lib/log";
 import type { FetchHandler } from "#lib/runtime";
+import { errorResponse } from "./reply.ts";
 import { embeddedIdp } from "../../idp/embed.ts";
 import { withoutIssuerAlias } from "./issuer-alias.ts";
 
@@ -28,4 +30,20 @@ export function idpMountable(options: IdpMountOptions = {}): FetchHandler {
     if (!app) apps.set(prefix, app = build(prefix));
     return (await app)(request, env);
   }, (env) => env.mountPrefix ?? "/");
+}
+
+/**
+ * The session service mounted in this process runs code for whoever reaches it. Its own daemon
+ * will not listen beyond loopback without an access token, and a mount has none (the host's
+ * sign-in is no guard where its provider lets anyone sign in as anyone): so a caller that is not
+ * on this machine is refused at the mount, whatever address the host listens on. The address is
+ * the socket's, or the trusted proxy's account of it (`--trusted-proxy`).
+ */
+export function loopbackCallersOnly(handler: FetchHandler): FetchHandler {
+  return (request, env) =>
+    isLoopbackAddress(env.clientAddress) ? handler(request, env) : errorResponse(
+      403,
+      "FORBIDDEN",
+      "the mounted session service answers callers on this machine only; for others, run the session service itself with --auth-token",
+    );
 }

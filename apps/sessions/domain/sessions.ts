@@ -41,10 +41,15 @@ const invalidWorktree = (message: string, worktree_path: string) =>
 async function checkWorktreeRoots(ctx: ServiceContext, root: string): Promise<void> {
   const roots = ctx.worktreeRoots;
   if (!roots || (await roots.contains(root))) return;
-  throw new SessionServiceError(
+  throw outsideRoots(ctx, root);
+}
+
+function outsideRoots(ctx: ServiceContext, root: string): SessionServiceError {
+  const roots = ctx.worktreeRoots?.roots ?? [];
+  return new SessionServiceError(
     "INVALID_PATH",
-    `worktree_path is outside the worktree roots (${roots.roots.join(", ")}); the daemon's --worktree-roots (SESSIONS_WORKTREE_ROOTS) lists them`,
-    { worktree_path: root, worktree_roots: [...roots.roots] },
+    `worktree_path is outside the worktree roots (${roots.join(", ")}); the daemon's --worktree-roots (SESSIONS_WORKTREE_ROOTS) lists them`,
+    { worktree_path: root, worktree_roots: [...roots] },
   );
 }
 
@@ -74,7 +79,15 @@ export async function createSession(ctx: ServiceContext, input: CreateSessionInp
     );
   }
 
-  const session: SessionRecord = { id: ctx.newId(), ...input, status: "starting", created_at: timestamp(ctx.clock()) };
+  // Kept as its real path, checked once more now that it is known to exist: nothing in what the
+  // client wrote (a symlink, `..`) can be swapped later to point the session elsewhere.
+  let worktreePath = root;
+  if (ctx.worktreeRoots) {
+    const real = await ctx.worktreeRoots.realPathInside(root);
+    if (real === undefined) throw outsideRoots(ctx, root);
+    worktreePath = real;
+  }
+  const session: SessionRecord = { id: ctx.newId(), ...input, worktree_path: worktreePath, status: "starting", created_at: timestamp(ctx.clock()) };
   await db.insertSession(ctx.store, session);
   try {
     await ctx.live.open(await sessionSpec(ctx, session));
