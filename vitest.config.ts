@@ -66,7 +66,7 @@ export default defineConfig({
     maxWorkers: 2,
     projects: [
       // examples/ import the package by name, as another project does; here it is the source.
-      { resolve: { alias: { "devservices/idp/testing": fileURLToPath(new URL("./apps/idp/testing.ts", import.meta.url)) } }, test: { name: "unit", include: ["lib/**/*.test.ts", "apps/**/*.test.ts", "test/browser/**/*.test.ts", "examples/**/*.test.ts", "test/package/**/*.test.ts"], setupFiles, testTimeout: 30_000, hookTimeout: 120_000 } },
+      { resolve: { alias: { "devservices/idp/testing": fileURLToPath(new URL("./apps/idp/testing.ts", import.meta.url)) } }, test: { name: "unit", include: ["lib/**/*.test.ts", "apps/**/*.test.ts", "test/browser/**/*.test.ts", "examples/**/*.test.ts", "test/package/**/*.test.ts", "test/runtimes/**/*.test.ts"], setupFiles, testTimeout: 30_000, hookTimeout: 120_000 } },
       contract("node"),
       contract("deno"),
       contract("workerd"),

@@ -25,13 +25,14 @@ const leftovers = await survivors();
 if (leftovers.length > 0) {
   console.error(`\n${leftovers.length} process(es) started by the tests outlived the run; ending them:`);
   for (const p of leftovers) console.error(`  ${p.pid} (group ${p.pgrp}): ${p.command}`);
-  for (const p of leftovers) {
-    for (const target of [-p.pgrp, p.pid]) {
-      try {
-        process.kill(target, "SIGKILL");
-      } catch {
-        // gone already
-      }
+  // Their groups (wrangler with its workerd), except the group this script is in itself: a vitest
+  // worker left over shares it, and ending that group would end this check before the others.
+  const own = ownGroup();
+  for (const target of [...new Set(leftovers.map((p) => p.pgrp).filter((g) => g !== own).map((g) => -g)), ...leftovers.map((p) => p.pid)]) {
+    try {
+      process.kill(target, "SIGKILL");
+    } catch {
+      // gone already
     }
   }
 }
@@ -50,6 +51,15 @@ async function survivors() {
     found = marked();
   }
   return found;
+}
+
+function ownGroup() {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+  } catch {
+    return undefined;
+  }
 }
 
 function marked() {
