@@ -132,10 +132,26 @@ process.once("exit", () => {
 export async function waitUntilReady(proc: TrackedProcess, ready: () => Promise<boolean>, what: string): Promise<void> {
   let exited = proc.hasExited();
   void proc.exit.then(() => (exited = true));
+  // A start that neither answers nor exits for this long says what it printed, once: if the hook
+  // then times out, the reason is in the log (the process is ended with the file).
+  const slow = setTimeout(
+    () => console.warn(`${what} (pid ${proc.pgid}) not ready after ${SLOW_START_MS / 1000} s; its output so far:\n${proc.output()}`),
+    SLOW_START_MS,
+  );
+  try {
+    await pollUntilReady(proc, ready, what, () => exited);
+  } finally {
+    clearTimeout(slow);
+  }
+}
+
+const SLOW_START_MS = 30_000;
+
+async function pollUntilReady(proc: TrackedProcess, ready: () => Promise<boolean>, what: string, exited: () => boolean): Promise<void> {
   for (let pause = 25;; pause = Math.min(pause * 2, 250)) {
-    if (exited) throw new Error(`${what} exited before it was ready:\n${proc.output()}`);
+    if (exited()) throw new Error(`${what} exited before it was ready:\n${proc.output()}`);
     if (await ready().catch(() => false)) return;
-    if (exited) throw new Error(`${what} exited before it was ready:\n${proc.output()}`);
+    if (exited()) throw new Error(`${what} exited before it was ready:\n${proc.output()}`);
     await Promise.race([new Promise((r) => setTimeout(r, pause)), proc.exit]);
   }
 }

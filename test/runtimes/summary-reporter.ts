@@ -18,8 +18,9 @@ export default class RuntimeSummaryReporter implements Reporter {
         else if (state === "failed") entry.failed++;
         else entry.skipped++;
       }
-      // A module that failed to load counts as a failure even when it collected no test.
-      if (mod.state() === "failed" && !mod.children.size) entry.failed++;
+      // A module that failed without a failed test (it did not load, or a hook failed and its tests
+      // were skipped) counts as one failure, so the closing line never says 0 failed then.
+      if (mod.state() === "failed" && ![...mod.children.allTests()].some((t) => t.result().state === "failed")) entry.failed++;
       counts.set(name, entry);
     }
     let passed = 0;
