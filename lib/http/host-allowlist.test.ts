@@ -114,6 +114,22 @@ describe("misdirected", () => {
     expect(misdirected(defaults, request("http://127.0.0.1/", { host: "x@127.0.0.1" }))).toMatch(/not one host name/);
   });
 
+  it("reads Host from the raw header lines where the runtime passes them (Node), never the headers", () => {
+    const raw = (...lines: string[]) => lines;
+    // The headers are never built: a getter that throws proves it.
+    const untouched = new Request("http://127.0.0.1:5/");
+    Object.defineProperty(untouched, "headers", {
+      get: () => {
+        throw new Error("headers read");
+      },
+    });
+    expect(misdirected(defaults, untouched, undefined, raw("Host", "127.0.0.1:5", "Accept", "*/*"))).toBeUndefined();
+    const rebound = new Request("http://rebind.attacker.example:5/");
+    expect(misdirected(defaults, rebound, undefined, raw("HOST", "rebind.attacker.example:5"))).toMatch(/not a host/);
+    expect(misdirected(defaults, untouched, undefined, raw("host", "rebind.attacker.example", "Host", "127.0.0.1:5"))).toMatch(/not one host name/);
+    expect(misdirected(defaults, untouched, undefined, raw("Accept", "*/*"))).toBeUndefined(); // no Host: by the URL
+  });
+
   it("passes loopback in every spelling, and a request without Host by its URL", () => {
     const seen = new Map<string, true>();
     expect(misdirected(defaults, request("http://127.1:5/", { host: "127.1:5" }), seen)).toBeUndefined();

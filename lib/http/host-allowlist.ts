@@ -124,10 +124,26 @@ export function describeAllowlist(list: HostAllowlist): string {
   return ["loopback", "localhost", ...named, ...list.suffixes.map((s) => `*${s}`)].join(", ");
 }
 
+/**
+ * The Host header: from the raw header lines where the runtime passes them (`ServeEnv.rawHeaders`,
+ * Node: reading `request.headers` there first builds a whole Headers object, which the route
+ * host's hot path otherwise never pays for), else from the headers. Two Host lines come back
+ * joined with ", ", as the runtimes join them, so they never parse as one host.
+ */
+function hostHeader(request: Request, rawHeaders: readonly string[] | undefined): string | null {
+  if (!rawHeaders) return request.headers.get("host");
+  let host: string | null = null;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === "host") host = host === null ? rawHeaders[i + 1]! : `${host}, ${rawHeaders[i + 1]}`;
+  }
+  return host;
+}
+
 /** Why the request is not for this service, or undefined when it is. */
-export function misdirected(list: HostAllowlist, request: Request, seen?: Map<string, true>): string | undefined {
+export function misdirected(list: HostAllowlist, request: Request, seen?: Map<string, true>, rawHeaders?: readonly string[]): string | undefined {
   if (list.any) return undefined;
-  const host = request.headers.get("host");
+  const host = hostHeader(request, rawHeaders);
   // No Host at all (HTTP/1.0): the runtime named the URL after its listen address. A browser
   // always sends one, so such a request is no page's.
   if (host === null) return allowsAuthority(list, new URL(request.url).host) ? undefined : "the request names no host this service answers";
@@ -191,7 +207,7 @@ export function withAllowedHosts<A extends FetchingApp>(app: A, list: HostAllowl
   const inner = app.fetch;
   const seen = new Map<string, true>();
   app.fetch = (request: Request, env?: ServeEnv, executionCtx?: unknown) => {
-    const reason = misdirected(list, request, seen);
+    const reason = misdirected(list, request, seen, env?.rawHeaders);
     return reason === undefined ? inner.call(app, request, env, executionCtx) : misdirectedResponse(request, reason, body);
   };
   return app;
