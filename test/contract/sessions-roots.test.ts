@@ -16,6 +16,8 @@ const onDisk = currentRuntime() !== "workerd";
 const made: string[] = [];
 afterAll(() => Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true }))));
 async function tempDir(prefix = "roots-", base = tmpdir()): Promise<string> {
+  // node_modules/.cache exists only once a Node entry was bundled: not yet in a fresh clone.
+  await mkdir(base, { recursive: true });
   const dir = await mkdtemp(join(base, prefix));
   made.push(dir);
   return dir;
