@@ -25,8 +25,9 @@ export interface StartOptions {
   /** Health path polled until the service answers (or exits: there is no other deadline than the
    * hook's own timeout). */
   healthPath?: string;
-  /** workerd: the `--persist-to` directory (default: a fresh one per port). Starting again with the
-   * same directory finds the Durable Object storage and R2 contents the last process left. */
+  /** workerd: the `--persist-to` directory (default: a fresh one per start, removed when the process
+   * ends: a port used again by a later file must not find that file's sessions). Starting again with
+   * the same directory finds the Durable Object storage and R2 contents the last process left. */
   persistTo?: string;
   /** Deno: serve this module (`export default { fetch }`) with `deno serve`, configured by `env`
    * alone, instead of the service's command line (the IdP's edge entry, apps/idp/edge.ts). */
@@ -191,7 +192,7 @@ function command(runtime: RuntimeName, service: ServiceName, port: number, optio
         "--inspector-port",
         String(port + 1),
         "--persist-to",
-        options.persistTo ?? `.wrangler/test-state/${service}-${port}`,
+        options.persistTo!,
         "--log-level",
         process.env.TEST_WRANGLER_LOG ?? "warn",
         "--show-interactive-dev-session=false",
@@ -222,7 +223,10 @@ async function launch(service: ServiceName, options: StartOptions, runtime: Runt
   options = withPort(options, port);
   const ownRoutesConfig = runtime === "workerd" && service === "routes" && !options.wranglerConfigs;
   const configCopies: string[] = [];
+  const ownState = runtime === "workerd" && !options.persistTo ? `.wrangler/test-state/${service}-${port}-${crypto.randomUUID()}` : undefined;
+  if (ownState) options = { ...options, persistTo: ownState };
   const removeCopies = () => {
+    if (ownState) rmSync(join(ROOT, ownState), { recursive: true, force: true });
     if (ownRoutesConfig) {
       rmSync(join(ROOT, routesConfigPath(port)), { force: true });
       rmSync(join(ROOT, routesBundlePath(port)), { force: true });

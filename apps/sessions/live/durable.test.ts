@@ -37,7 +37,7 @@ beforeAll(async () => {
       "--inspector-port",
       String(inspector),
       "--persist-to",
-      state = `.wrangler/test-state/durable-check-${port}`,
+      state = `.wrangler/test-state/durable-check-${port}-${crypto.randomUUID()}`,
       "--log-level",
       "warn",
       "--show-interactive-dev-session=false",
