@@ -34,7 +34,14 @@ const pair = (runtime: "node" | "deno") => ({
 const edge = (runtime: "deno" | "workerd") => ({
   test: {
     name: `${runtime}-edge`,
-    include: ["test/contract/idp-code-flow.test.ts", "test/contract/idp-code-flow-clients.test.ts"],
+    include: [
+      "test/contract/idp-code-flow.test.ts",
+      "test/contract/idp-code-flow-clients.test.ts",
+      "test/contract/idp-registration.test.ts",
+      "test/contract/idp-par.test.ts",
+      "test/contract/idp-client-auth-jwt.test.ts",
+      "test/contract/idp-algorithms.test.ts",
+    ],
     env: { TEST_RUNTIME: runtime, TEST_IDP_ENTRY: "edge" },
     setupFiles,
     testTimeout: 30_000,

@@ -112,7 +112,7 @@ export async function startPlainHono(ours: Child, dir: string): Promise<Child> {
 
 export const MEMORY = "memory";
 export const FILE_ONE = "libSQL file, one instance";
-const FILE_TWO = "libSQL file, two instances round-robin";
+export const FILE_TWO = "libSQL file, two instances round-robin";
 /** oidc-provider's code flows (the peer of the memory row). */
 export const PEER_FLOWS = "oidc-provider";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { configSourcesLine, printBanner, serviceLogger } from "./cli-output.ts";
+import { configSourcesLine, listenFailure, printBanner, serviceCommand, serviceLogger } from "./cli-output.ts";
 import type { HostRuntime } from "./runtime.ts";
 
 function runtime(terminal: boolean, env: Record<string, string> = {}) {
@@ -37,5 +37,25 @@ describe("what a service prints for a person", () => {
       "profile default (default); addr from flag:--addr",
     );
     expect(configSourcesLine({ name: "ci", source: "env:IDP_PROFILE" }, { addr: "default" })).toBe("profile ci (env:IDP_PROFILE); every field its default");
+  });
+});
+
+describe("hints that name commands and ports", () => {
+  it("an address in use on npm start's port says npm start already serves that service there", () => {
+    const inUse = new Error("listen EADDRINUSE: address already in use 127.0.0.1:5556");
+    expect(listenFailure("idp", "127.0.0.1:5556", inUse)).toBe(
+      "idp: cannot listen on 127.0.0.1:5556: the address is already in use (another process listens there). If `npm start` (or `npx deno task dev`) " +
+        "is running, it already serves the identity provider on this port: use that one, or stop it first. To run another beside it, pick a free port: --addr 127.0.0.1:5557",
+    );
+    // Deno's wording; another port: no word about npm start.
+    expect(listenFailure("routes", "127.0.0.1:9000", new Error("AddrInUse: Address already in use (os error 98)"))).toBe(
+      "routes: cannot listen on 127.0.0.1:9000: the address is already in use (another process listens there). To run another beside it, pick a free port: --addr 127.0.0.1:9001",
+    );
+    expect(listenFailure("sessions", "10.0.0.1:3210", new Error("EADDRNOTAVAIL"))).toBe("sessions: cannot listen on 10.0.0.1:3210: EADDRNOTAVAIL");
+  });
+
+  it("a command is spelled for the runtime at hand", () => {
+    expect(serviceCommand({ name: "node" }, "routes", "routes --script app.js")).toBe("npm run routes -- routes --script app.js");
+    expect(serviceCommand({ name: "deno" }, "routes", "routes --script app.js")).toBe("npx deno task routes routes --script app.js");
   });
 });

@@ -42,6 +42,31 @@ export function configSourcesLine(profile: { name: string; source: string }, sou
   return `profile ${profile.name} (${profile.source}); ${fields}`;
 }
 
+/** The ports `npm start` (and `npx deno task dev`) serves each service on. */
+const START_PORTS = { idp: 5556, sessions: 3210, routes: 8080 } as const;
+const SERVICE_NAMES = { idp: "the identity provider", sessions: "the session service", routes: "the route host" } as const;
+
+/**
+ * Why a service could not listen, for its one line on stderr: an address in use is most often
+ * `npm start` already serving that service there, so say so and how to go around it.
+ */
+export function listenFailure(service: keyof typeof START_PORTS, addr: string, err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (!/EADDRINUSE|AddrInUse|address already in use/i.test(message)) return `${service}: cannot listen on ${addr}: ${message}`;
+  const port = Number(/:(\d+)$/.exec(addr)?.[1]);
+  const started = port === START_PORTS[service]
+    ? ` If \`npm start\` (or \`npx deno task dev\`) is running, it already serves ${SERVICE_NAMES[service]} on this port: use that one, or stop it first.`
+    : "";
+  return `${service}: cannot listen on ${addr}: the address is already in use (another process listens there).${started} ` +
+    `To run another beside it, pick a free port: --addr 127.0.0.1:${Number.isFinite(port) ? port + 1 : 0}`;
+}
+
+/** How a user runs one of this repository's services on the runtime at hand, for a hint:
+ * `npm run routes -- routes ...` on Node, `npx deno task routes routes ...` on Deno (deno.json's tasks). */
+export function serviceCommand(runtime: Pick<HostRuntime, "name">, service: "idp" | "sessions" | "routes", args: string): string {
+  return runtime.name === "deno" ? `npx deno task ${service} ${args}` : `npm run ${service} -- ${args}`;
+}
+
 /**
  * A few aligned lines saying where a service is, printed on a terminal (or with LOG_FORMAT=text)
  * when it starts: a log line says the same for machines.

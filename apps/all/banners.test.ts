@@ -34,6 +34,16 @@ describe("start-up banners", () => {
     expect(await bannerLine(idp, "login page")).toMatch(/^login page\s+http:\/\/localhost:\d+\/debug\/client \(/);
   });
 
+  it.each(["node", "deno"] as const)(
+    "the route count is the script's routes (not the host's /auth ones), with this runtime's command (%s)",
+    async (runtime) => {
+      const args = ["--script", "examples/routes/hello/app.js", "--issuer", "http://127.0.0.1:5556", "--db", ":memory:", "--threads", "1"];
+      const routes = await start("routes", { args, env: { LOG_FORMAT: "text" } }, runtime);
+      const command = runtime === "deno" ? "npx deno task routes routes --script ..." : "npm run routes -- routes --script ...";
+      expect((await bannerLine(routes, "routes")).replace(/^routes\s+/, "")).toBe(`2 public, 1 authenticated, 0 mounts, 1 static (${command} lists them)`);
+    },
+  );
+
   it("a route host with a mounted provider calls it the script's own and names its debug page", async () => {
     const args = [
       "--script",

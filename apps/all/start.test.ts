@@ -26,13 +26,16 @@ describe("npm start's route host", () => {
   });
 
   it("with ROUTES_SCRIPT or --routes.script: keeps the database, drops the example's provider and policy, and says so", () => {
-    for (const [env, flags] of [[{ ROUTES_SCRIPT: "app.js" }, []], [{}, ["--script", "app.js"]]] as const) {
+    for (const [env, flags] of [[{ ROUTES_SCRIPT: "my/app.js" }, []], [{}, ["--script", "my/app.js"]]] as const) {
       const { args, note } = routesArgs(env, flags);
       expect(args).toEqual(["--db", "file:./data/routes.db", ...flags]);
-      expect(note).toContain(
-        "without the notes example's the provider mounted at /idp (sign-in goes to http://127.0.0.1:5556) and examples/routes/policy.yaml",
+      expect(note).toBe(
+        "start: routes serves your script with the route host's own defaults, not the notes example's settings: " +
+          "browsers sign in at the provider on http://127.0.0.1:5556 (not one mounted at /idp); no policy is loaded, so a route's action " +
+          "must be in the token's scope, roles, groups or permissions (a signed-in browser is mostly refused: 403). Data stays in " +
+          "./data/routes.db. To change that, give your script a policy with --routes.policy-file my/policy.yaml; add --routes.issuer " +
+          '/idp only if the script mounts app.mount("/idp", require("idp").handler()) (docs/routes.md, "Your own script").',
       );
-      expect(note).toContain("--routes.policy-file examples/routes/policy.yaml");
     }
     // What is named is not dropped, so nothing to say.
     const own = routesArgs({ ROUTES_SCRIPT: "app.js", ROUTES_POLICY_FILE: "p.yaml" }, ["--issuer", "/idp", "--db", ":memory:"]);

@@ -26,6 +26,14 @@ export const ROUTES_DB_ARGS = ["--db", "file:./data/routes.db"];
 export const DEFAULT_ROUTES_ARGS = [...NOTES_ARGS, ...ROUTES_DB_ARGS];
 
 const named = (words: readonly string[], flag: string) => words.some((w) => w === `--${flag}` || w.startsWith(`--${flag}=`));
+/** The value of `--flag v` or `--flag=v` among a service's words. */
+function flagValue(words: readonly string[], flag: string): string | undefined {
+  for (let i = 0; i < words.length; i++) {
+    if (words[i] === `--${flag}`) return words[i + 1];
+    if (words[i]!.startsWith(`--${flag}=`)) return words[i]!.slice(flag.length + 3);
+  }
+  return undefined;
+}
 
 /**
  * The route host's words under `npm start`, and what to say about them. A script of your own
@@ -43,14 +51,20 @@ export function routesArgs(
   if (!scriptNamed) return { args: [...defaults, ...flags] };
   const db = env.ROUTES_DB || named(flags, "db") ? [] : ROUTES_DB_ARGS;
   const kept = (flag: string, envName: string) => Boolean(env[envName]) || named(flags, flag);
-  const dropped = [
-    !kept("issuer", "ROUTES_ISSUER") && "the provider mounted at /idp (sign-in goes to http://127.0.0.1:5556)",
+  const script = env.ROUTES_SCRIPT || flagValue(flags, "script");
+  const dir = script && script.includes("/") ? script.slice(0, script.lastIndexOf("/") + 1) : "";
+  const changes = [
+    !kept("issuer", "ROUTES_ISSUER") && "browsers sign in at the provider on http://127.0.0.1:5556 (not one mounted at /idp)",
     !kept("policy-file", "ROUTES_POLICY_FILE") && !env.ROUTES_POLICY &&
-    "examples/routes/policy.yaml (actions come from the token's scope, roles, groups or permissions)",
+    "no policy is loaded, so a route's action must be in the token's scope, roles, groups or permissions (a signed-in browser is mostly refused: 403)",
   ].filter((x): x is string => typeof x === "string");
-  const note = dropped.length
-    ? `start: routes serves your script, without the notes example's ${dropped.join(" and ")}; data stays in ./data/routes.db. ` +
-      'For the example\'s own: --routes.issuer /idp (with app.mount("/idp", require("idp").handler()) in the script) --routes.policy-file examples/routes/policy.yaml (docs/routes.md, "Your own script")'
+  const advice = [
+    !kept("policy-file", "ROUTES_POLICY_FILE") && !env.ROUTES_POLICY && `give your script a policy with --routes.policy-file ${dir}policy.yaml`,
+    !kept("issuer", "ROUTES_ISSUER") && 'add --routes.issuer /idp only if the script mounts app.mount("/idp", require("idp").handler())',
+  ].filter((x): x is string => typeof x === "string");
+  const note = changes.length
+    ? `start: routes serves your script with the route host's own defaults, not the notes example's settings: ${changes.join("; ")}. ` +
+      `Data stays in ./data/routes.db. To change that, ${advice.join("; ")} (docs/routes.md, "Your own script").`
     : undefined;
   return { args: [...db, ...flags], note };
 }

@@ -13,8 +13,13 @@ import { apiNotFound, BodyLimitError, withRequestId } from "#lib/http";
 import { createLogger, errorFields, type Logger } from "#lib/log";
 import type { ClientConfig } from "./domain/clients.ts";
 import { OAuthError, PageError } from "./domain/errors.ts";
+import type { TrustedIssuer } from "./domain/jwt-bearer.ts";
 import { type AccessTokenFormat, PATH_ISSUER_NAME, Provider } from "./domain/provider.ts";
 import type { RandomBytes } from "./domain/random.ts";
+import type { RegistrationPolicy } from "./domain/registration.ts";
+import { RequestLog } from "./domain/request-log.ts";
+import { parseClaimMappings } from "./domain/claim-mappings.ts";
+import { registerRequestRecording } from "./routes/debug-requests.ts";
 import { messagePage } from "./pages/layout.ts";
 import { registerAuthorize } from "./routes/authorize.ts";
 import { registerDebug } from "./routes/debug.ts";
@@ -25,6 +30,8 @@ import { registerEndSession } from "./routes/end-session.ts";
 import { CORS_ENDPOINTS, registerCors } from "./routes/cors.ts";
 import { oauthErrorResponse, PAGE_HEADERS } from "./routes/http.ts";
 import { registerIntrospection } from "./routes/introspection.ts";
+import { registerPar } from "./routes/par.ts";
+import { registerRegistration } from "./routes/register.ts";
 import { registerToken } from "./routes/token.ts";
 import { registerUserinfo } from "./routes/userinfo.ts";
 import { MemoryStateStore } from "./state/memory.ts";
@@ -50,7 +57,9 @@ export interface IdpAppOptions {
   /** A parsed users document: `{users:[...]}` or `[...]` (validated by parseSeededUsers). */
   users?: unknown;
   clients?: ClientConfig[];
-  /** Optional private JWK set `{keys:[...]}` for dev-key-1, rotated-key-2, bad-sig-key. */
+  /** Trusted issuers of the JWT bearer grant (env IDP_JWT_BEARER_ISSUERS, --jwt-bearer-issuers). */
+  jwtBearerIssuers?: TrustedIssuer[];
+  /** Optional private JWK set `{keys:[...]}` for kids of /jwks (domain/keys.ts KIDS); the others are generated. */
   signingKeys?: unknown;
   /** Default: in memory. A shared SQL store (state/sql.ts) lets several instances act as one. */
   state?: IdpStateStore;
@@ -77,12 +86,22 @@ export interface IdpAppOptions {
   issuersByPath?: boolean;
   /** The debug interface's access token (Bearer or the cookie its link sets; env IDP_DEBUG_TOKEN). */
   debugToken?: string;
+  /** Claims per client, scope or subject: a parsed mappings document (claim-mappings.ts; env IDP_CLAIM_MAPPINGS). */
+  claimMappings?: unknown;
   /** Back-channel logout URIs by client id (env IDP_BACKCHANNEL_LOGOUT_URIS, a JSON object). */
   backchannelLogoutUris?: Record<string, string>;
   /** Timeout of one back-channel logout POST in ms (default 5000; env IDP_BACKCHANNEL_TIMEOUT_MS). */
   backchannelTimeoutMs?: number;
   /** Await back-channel logout POSTs within the request (edge.ts on Workers); default: after the response. */
   awaitDeliveries?: boolean;
+  /** Dynamic client registration: open, token or off (env IDP_REGISTRATION); default open on a loopback issuer, else off. */
+  registration?: RegistrationPolicy;
+  /** The initial access token for registration (env IDP_REGISTRATION_TOKEN). */
+  registrationToken?: string;
+  /** Every authorization request must be pushed to /par first (env IDP_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS). */
+  requirePushedAuthorizationRequests?: boolean;
+  /** Redirect URIs or patterns of a preview deployment, added to the configured client's (env IDP_PREVIEW_REDIRECT_URIS). */
+  previewRedirectUris?: string[];
 }
 
 const SLOW_MS = 10_000;
@@ -114,6 +133,8 @@ function errorHandler(logger: Logger) {
 function routes(p: Provider, options: { debug?: boolean } = {}): Hono {
   const app = new Hono();
   app.get("/healthz", (c) => c.text("ok"));
+  // Outermost, so the request log sees every answer (a refused cross-site post included).
+  registerRequestRecording(app, p);
   // Device approval is a form of this provider's own page: one another site sent is refused (it
   // would hand the attacker's device the user's tokens). The login form: in authorize.ts.
   app.use("/device", sameOriginOnly(() => notFromThisSite()));
@@ -125,6 +146,8 @@ function routes(p: Provider, options: { debug?: boolean } = {}): Hono {
   registerUserinfo(app, p);
   registerEndSession(app, p);
   registerIntrospection(app, p);
+  registerPar(app, p);
+  registerRegistration(app, p);
   if (options.debug !== false) registerDebug(app, p);
   return app;
 }
@@ -139,6 +162,7 @@ export function createProvider(options: IdpAppOptions): Provider {
     corsOrigins: options.corsOrigins,
     users: options.users,
     clients: options.clients,
+    jwtBearerIssuers: options.jwtBearerIssuers,
     signingKeys: options.signingKeys,
     state: options.state ?? new MemoryStateStore(),
     now: options.now ?? Date.now,
@@ -152,6 +176,12 @@ export function createProvider(options: IdpAppOptions): Provider {
     backchannelTimeoutMs: options.backchannelTimeoutMs,
     awaitDeliveries: options.awaitDeliveries,
     debugToken: options.debugToken,
+    registration: options.registration,
+    registrationToken: options.registrationToken,
+    requirePushedAuthorizationRequests: options.requirePushedAuthorizationRequests,
+    previewRedirectUris: options.previewRedirectUris,
+    requestLog: new RequestLog(),
+    claimMappings: parseClaimMappings(options.claimMappings),
     logger: options.logger ?? createLogger({ fields: { service: "idp" } }),
   });
 }
@@ -167,6 +197,8 @@ const ALLOWED_METHODS: Record<string, string> = {
   "/device_authorization": "POST",
   "/introspect": "POST",
   "/revoke": "POST",
+  "/par": "POST",
+  "/register": "POST",
   "/authorize": "GET, POST",
   "/device": "GET, POST",
   "/userinfo": "GET, POST",
@@ -206,6 +238,8 @@ const OWN_SEGMENTS = new Set([
   "jwks",
   "introspect",
   "revoke",
+  "par",
+  "register",
   "debug",
 ]);
 const MAX_PATH_ISSUER_APPS = 256;

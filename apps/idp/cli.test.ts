@@ -4,6 +4,7 @@ import { nodeRuntime } from "#lib/adapters/node";
 import type { HostRuntime, RunningServer } from "#lib/runtime";
 import { runToEnd } from "#test/runtimes/processes.ts";
 import { runIdpCli } from "./cli.ts";
+import { KIDS } from "./domain/keys.ts";
 
 class Exit extends Error {
   constructor(readonly code: number) {
@@ -71,11 +72,17 @@ describe("print-config", () => {
         "  cors-origins: [] # default",
         '  users-file: "" # default',
         '  signing-keys-file: "" # default',
+        '  claim-mappings-file: "" # default',
+        '  jwt-bearer-issuers: "" # default',
         "  access-token-format: opaque # default",
         '  access-token-audience: "" # default',
         "  state: memory # default",
         '  state-auth-token: "" # default',
         "  allowed-hosts: [] # default",
+        "  registration: auto # default",
+        '  registration-token: "" # default',
+        "  require-pushed-authorization-requests: false # default",
+        "  preview-redirect-uris: [] # default",
         '  debug-token: "" # default',
       ].join("\n"),
     );
@@ -197,14 +204,16 @@ describe("commands", () => {
     const gen = fakeRuntime();
     await runIdpCli(gen.runtime, ["gen-keys"]);
     const set = JSON.parse(gen.out.join("\n")) as { keys: { kid: string; kty: string; d: string; n: string }[] };
-    expect(set.keys.map((k) => k.kid)).toEqual(["dev-key-1", "rotated-key-2", "bad-sig-key"]);
-    expect(set.keys.every((k) => k.kty === "RSA" && typeof k.d === "string")).toBe(true);
+    expect(set.keys.map((k) => k.kid)).toEqual([...KIDS]);
+    expect(set.keys.every((k) => typeof k.d === "string")).toBe(true);
+    expect(new Set(set.keys.map((k) => k.kty))).toEqual(new Set(["RSA", "EC", "OKP"]));
 
     const { runtime } = fakeRuntime({}, { "/work/dir/keys.json": JSON.stringify(set) });
     const server = (await runIdpCli(runtime, ["serve-dev", "--addr", "127.0.0.1:0", "--signing-keys-file", "keys.json"]))!;
     servers.push(server);
     const jwks = (await (await fetch(`http://127.0.0.1:${server.port}/jwks`)).json()) as { keys: { kid: string; n: string; d?: string }[] };
-    expect(jwks.keys.find((k) => k.kid === "dev-key-1")?.n).toBe(set.keys[0]!.n);
+    expect(jwks.keys.find((k) => k.kid === "dev-key-1")?.n).toBe(set.keys.find((k) => k.kid === "dev-key-1")!.n);
+    expect(jwks.keys.map((k) => k.kid)).toEqual([...KIDS]);
     expect(jwks.keys.some((k) => k.d !== undefined)).toBe(false);
   });
 });

@@ -10,13 +10,13 @@
 import type { Hono } from "hono";
 import { ConfigError, formatFieldTable, formatJson, formatYaml } from "#lib/config";
 import { parseCommandLine, type ParsedArgs } from "#lib/config/flags";
-import { configSourcesLine, printBanner, serviceLogger } from "#lib/cli-output";
+import { configSourcesLine, listenFailure, printBanner, serviceLogger } from "#lib/cli-output";
 import { describeAllowlist, hostAllowlist, listensBeyondLoopback, listenUrl, withAllowedHosts } from "#lib/http";
 import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
 import { openSqlStore } from "#lib/db/open";
 import { createApp, type IdpStateStore } from "./app.ts";
 import { type ConfigIo, fieldHelp, IDP_FLAGS, idpAppOptions, loadIdpConfig, type OidcConfig, oidcSection } from "./config.ts";
-import { KIDS } from "./domain/keys.ts";
+import { generateSigningKey, KIDS } from "./domain/keys.ts";
 import { oauthMisdirected } from "./routes/http.ts";
 import { openStateStore } from "./state/sql.ts";
 
@@ -25,7 +25,7 @@ export const USAGE = `usage: idp <command> [options]
 commands:
   serve-dev [issuer]      serve the identity provider
   print-config [issuer]   print the resolved configuration (YAML, each value commented with its source)
-  gen-keys                print a new private JWK set (dev-key-1, rotated-key-2, bad-sig-key) as JSON
+  gen-keys                print a new private JWK set (every kid /jwks publishes) as JSON
 
 options (flag / environment variable / default):
 ${
@@ -79,16 +79,10 @@ async function printConfig(runtime: HostRuntime, args: ParsedArgs): Promise<void
   runtime.print(format === "json" ? formatJson(oidcSection, config) : await formatYaml(oidcSection, config, `idp configuration: ${profileLine(config)}`));
 }
 
-/** A private JWK set with fresh RSA keys for every kid /jwks publishes. */
+/** A private JWK set with fresh keys (of each kid's algorithm) for every kid /jwks publishes. */
 export async function generateSigningKeySet(): Promise<{ keys: Record<string, unknown>[] }> {
-  const { exportJWK, generateKeyPair } = await import("jose"); // not needed to serve: loaded on demand
-  const keys = await Promise.all(
-    KIDS.map(async (kid) => {
-      const { privateKey } = await generateKeyPair("RS256", { extractable: true, modulusLength: 2048 });
-      return { ...(await exportJWK(privateKey)), kid, alg: "RS256", use: "sig" };
-    }),
-  );
-  return { keys };
+  const keys = await Promise.all(KIDS.map((kid) => generateSigningKey(kid)));
+  return { keys: keys as Record<string, unknown>[] };
 }
 
 /** The state database (`--state` other than memory), migrated; every instance on it is one provider. */
@@ -105,6 +99,13 @@ async function openState(runtime: HostRuntime, config: OidcConfig): Promise<IdpS
       "state",
     );
   }
+}
+
+/** Dynamic client registration (RFC 7591) and the PAR requirement, as the banner shows them. */
+function registrationLine(issuer: string, policy: string | undefined, requirePar: boolean | undefined): string {
+  const par = requirePar ? "; every authorization request must be pushed to /par" : "";
+  if (policy === "off") return `off (--registration)${par}`;
+  return `${policy ?? "open"} at ${issuer}/register${policy === "token" ? " (Authorization: Bearer <registration-token>)" : ""}${par}`;
 }
 
 function stateLine(url: string): string {
@@ -162,7 +163,7 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
     );
     server = await runtime.serve((req, env) => guarded.fetch(req, env), address);
   } catch (err) {
-    runtime.printError(`idp: cannot listen on ${config.values.addr}: ${(err as Error).message}`);
+    runtime.printError(listenFailure("idp", config.values.addr, err));
     await state?.close();
     return runtime.exit(1);
   }
@@ -192,6 +193,7 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
         } (loopback only; the link sets a cookie; JSON at ${issuer}/debug with Authorization: Bearer)`
         : `${issuer}/debug/ui (loopback only; JSON at ${issuer}/debug)`,
     ],
+    ["registration", registrationLine(issuer, options.registration, options.requirePushedAuthorizationRequests)],
     ["state", stateLine(config.values.state)],
     ["allowed hosts", describeAllowlist(hosts)],
     ["config", configSourcesLine(config.profile, config.sources)],

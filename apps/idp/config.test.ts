@@ -20,11 +20,17 @@ test("the spec's defaults", async () => {
     "cors-origins": [],
     "users-file": "",
     "signing-keys-file": "",
+    "claim-mappings-file": "",
+    "jwt-bearer-issuers": "",
     "access-token-format": "opaque",
     "access-token-audience": "",
     state: "memory",
     "state-auth-token": "",
     "allowed-hosts": [],
+    registration: "auto",
+    "registration-token": "",
+    "require-pushed-authorization-requests": false,
+    "preview-redirect-uris": [],
     "debug-token": "",
   });
 });
@@ -89,4 +95,32 @@ test("post-logout redirect URIs and CORS origins: flag, env or config file; bad 
   await expect(loadIdpConfig(args("--post-logout-redirect-uris", "/bye"), io())).rejects.toThrow(
     "post-logout-redirect-uris from flag:--post-logout-redirect-uris: every post-logout redirect URI must be an absolute URL",
   );
+});
+
+test("claim mappings: a YAML file (claim-mappings-file) or IDP_CLAIM_MAPPINGS, not both; a bad document names the mapping", async () => {
+  const files = { "m.yaml": "mappings:\n  - client: web-app\n    claims: {department: R&D}\n", "bad.yaml": "mappings:\n  - claims: {iss: x}\n" };
+  const fromFile = await idpAppOptions(await loadIdpConfig(args("--claim-mappings-file", "m.yaml"), io({}, files)), io({}, files));
+  expect(fromFile.claimMappings).toEqual({ mappings: [{ client: "web-app", claims: { department: "R&D" } }] });
+  const env = { IDP_CLAIM_MAPPINGS: '[{"scope": "admin", "id_token": {"admin": true}}]' };
+  expect((await idpAppOptions(await loadIdpConfig(args(), io(env)), io(env))).claimMappings).toEqual([{ scope: "admin", id_token: { admin: true } }]);
+  await expect(idpAppOptions(await loadIdpConfig(args("--claim-mappings-file", "bad.yaml"), io({}, files)), io({}, files))).rejects.toThrow(
+    "claim mappings file bad.yaml: mappings[0].claims: may not set claims the provider sets",
+  );
+  const both = await loadIdpConfig(args("--claim-mappings-file", "m.yaml"), io(env, files));
+  await expect(idpAppOptions(both, io(env, files))).rejects.toThrow("both IDP_CLAIM_MAPPINGS and claim-mappings-file");
+  const badEnv = { IDP_CLAIM_MAPPINGS: '{"mappings": [{"sub": 1}]}' };
+  await expect(idpAppOptions(await loadIdpConfig(args(), io(badEnv)), io(badEnv))).rejects.toThrow("IDP_CLAIM_MAPPINGS: mappings[0].sub");
+});
+
+test("registration auto: open while listening on loopback, off beyond; token needs the token", async () => {
+  const options = async (argv: string[], env: Record<string, string> = {}) => idpAppOptions(await loadIdpConfig(args(...argv), io(env)), io(env));
+  expect((await options([])).registration).toBe("open");
+  expect((await options(["--addr", "0.0.0.0:5556"])).registration).toBe("off");
+  expect((await options(["--registration", "open", "--addr", "0.0.0.0:5556"])).registration).toBe("open");
+  await expect(options(["--registration", "token"])).rejects.toThrow(/registration-token/);
+  const withToken = await options([], { IDP_REGISTRATION: "token", IDP_REGISTRATION_TOKEN: "an-initial-access-token" });
+  expect(withToken).toMatchObject({ registration: "token", registrationToken: "an-initial-access-token" });
+  expect((await options(["--require-pushed-authorization-requests"])).requirePushedAuthorizationRequests).toBe(true);
+  expect((await options(["--preview-redirect-uris", "https://*.pr.example.com/cb"])).previewRedirectUris).toEqual(["https://*.pr.example.com/cb"]);
+  await expect(options(["--preview-redirect-uris", "https://*.com/cb"])).rejects.toThrow(/preview-redirect-uris/);
 });

@@ -9,6 +9,7 @@
 import type { JWK } from "jose";
 import * as v from "valibot";
 import {
+  booleanField,
   ConfigError,
   defineSection,
   envName,
@@ -24,14 +25,17 @@ import {
 } from "#lib/config";
 import type { FlagSpecs, ParsedArgs } from "#lib/config/flags";
 import { isLibsqlUrl } from "#lib/db/libsql";
-import { accessTokenProblem, hostAllowlist } from "#lib/http";
+import { accessTokenProblem, hostAllowlist, listensBeyondLoopback } from "#lib/http";
 import { parseListenAddress } from "#lib/runtime";
 import type { IdpAppOptions } from "./app.ts";
 import { CORS_ORIGIN_HINT, parseCorsOrigin } from "./domain/cors.ts";
-import { parseConfiguredKeys } from "./domain/keys.ts";
+import { parseClaimMappings } from "./domain/claim-mappings.ts";
+import { parseTrustedIssuers, type TrustedIssuer } from "./domain/jwt-bearer.ts";
+import { importSigningKey, type Kid, parseConfiguredKeys } from "./domain/keys.ts";
 import type { AccessTokenFormat } from "./domain/provider.ts";
 import { parseSeededUsers } from "./domain/users.ts";
-import { optionsFromEnv } from "./env-options.ts";
+import { optionsFromEnv, parsePreviewRedirectUris } from "./env-options.ts";
+import type { RegistrationPolicy } from "./domain/registration.ts";
 
 export const DEFAULT_ADDR = "127.0.0.1:5556";
 export const DEFAULT_ISSUER = "http://localhost:5556";
@@ -108,7 +112,16 @@ export const oidcSection = defineSection({
     "users-file": stringField({ default: "", description: "YAML or JSON file of seeded users, relative to the working directory" }),
     "signing-keys-file": stringField({
       default: "",
-      description: "Private JWK set (JSON) for dev-key-1, rotated-key-2, bad-sig-key; keeps tokens valid across restarts",
+      description: "Private JWK set (JSON) for the kids of /jwks (dev-key-1, ...; gen-keys prints one); keeps tokens valid across restarts",
+    }),
+    "claim-mappings-file": stringField({
+      default: "",
+      description:
+        "YAML or JSON file of claims per client, scope or subject ({mappings: [{client?, scope?, sub?, claims | id_token | access_token | userinfo}]})",
+    }),
+    "jwt-bearer-issuers": stringField({
+      default: "",
+      description: "Trusted issuers of the JWT bearer grant (RFC 7523), JSON or YAML: [{issuer, jwks | jwks_uri (loopback), audiences?, subject_claim?}]",
     }),
     "access-token-format": stringField({
       default: "opaque",
@@ -131,6 +144,26 @@ export const oidcSection = defineSection({
         "Host names answered beyond loopback, localhost and the issuer's host (DNS rebinding: any other Host gets 421); .domain for its subdomains, * for any (off)",
       check: v.pipe(v.array(v.string()), v.check((list) => allowedHostsValid(list), "expected host names, .domain or *")),
     }),
+    registration: stringField({
+      default: "auto",
+      description: "Dynamic client registration (RFC 7591) at /register: open, token (needs registration-token), off; auto: open on loopback, off beyond",
+      check: v.picklist(["auto", "open", "token", "off"], 'expected "auto", "open", "token" or "off"'),
+    }),
+    "registration-token": stringField({
+      default: "",
+      secret: true,
+      description:
+        "Initial access token for registration (Authorization: Bearer); needed by registration token, lets open registration add redirect URI patterns",
+      check: v.pipe(v.string(), v.check((t: string) => t === "" || accessTokenProblem(t) === undefined, "at least 16 printable characters without spaces")),
+    }),
+    "require-pushed-authorization-requests": booleanField({
+      default: false,
+      description: "Every authorization request must be pushed to /par first (RFC 9126); per client: require_pushed_authorization_requests",
+    }),
+    "preview-redirect-uris": listField({
+      default: [],
+      description: "Redirect URIs added to the configured client's (not replacing them): exact, or https://*.<domain>/path with one wildcard label",
+    }),
     "debug-token": stringField({
       default: "",
       secret: true,
@@ -148,7 +181,9 @@ export type OidcValues = SectionValues<OidcFields>;
 
 /** Every flag `serve-dev` and `print-config` accept: the section's fields plus these options. */
 export const IDP_FLAGS: FlagSpecs = {
-  ...Object.fromEntries(fieldNames(oidcSection).map((f) => [flagName(oidcSection, f)!, {}])),
+  ...Object.fromEntries(
+    fieldNames(oidcSection).map((f) => [flagName(oidcSection, f)!, { boolean: oidcSection.fields[f as keyof OidcFields].type === "boolean" }]),
+  ),
   "config-file": {},
   profile: {},
   format: {},
@@ -203,23 +238,38 @@ export async function readUsersFile(io: ConfigIo, path: string, source: string):
   return doc;
 }
 
-/** Checks a private JWK set: JSON, our kids, RSA private keys that import as RS256. */
+/** Checks a private JWK set: JSON, our kids, private keys that import for their kid's algorithm. */
 export async function checkSigningKeys(value: unknown, where: string, source: string): Promise<void> {
-  let keys: Partial<Record<string, JWK>>;
+  let keys: Partial<Record<Kid, JWK>>;
   try {
     keys = parseConfiguredKeys(value);
   } catch (err) {
     throw new ConfigError("CONFIG_INVALID_VALUE", `${where}: ${firstLine(err)}`, source, "signing-keys-file");
   }
-  // jose is loaded only when keys are configured: it is the largest import (start-up time).
-  const { importJWK } = await import("jose");
-  for (const [kid, jwk] of Object.entries(keys)) {
+  for (const [kid, jwk] of Object.entries(keys) as [Kid, JWK][]) {
     try {
-      await importJWK({ ...jwk!, alg: "RS256" }, "RS256");
+      await importSigningKey(kid, jwk);
     } catch (err) {
-      throw new ConfigError("CONFIG_INVALID_VALUE", `${where}: ${kid} is not a usable RS256 private key (${firstLine(err)})`, source, "signing-keys-file");
+      throw new ConfigError("CONFIG_INVALID_VALUE", `${where}: ${firstLine(err)}`, source, "signing-keys-file");
     }
   }
+}
+
+/** Reads and validates a claim mappings file (YAML or JSON; claim-mappings.ts); the parsed document goes to createApp. */
+export async function readClaimMappingsFile(io: ConfigIo, path: string, source: string): Promise<unknown> {
+  const text = await readNamedFile(io, "claim-mappings-file", path, source);
+  let doc: unknown;
+  try {
+    doc = await parseYaml(text);
+  } catch (err) {
+    throw new ConfigError("CONFIG_INVALID_VALUE", `claim mappings file ${path}: not valid YAML or JSON: ${firstLine(err)}`, source, "claim-mappings-file");
+  }
+  try {
+    parseClaimMappings(doc);
+  } catch (err) {
+    throw new ConfigError("CONFIG_INVALID_VALUE", `claim mappings file ${path}: ${firstLine(err)}`, source, "claim-mappings-file");
+  }
+  return doc;
 }
 
 export async function readSigningKeysFile(io: ConfigIo, path: string, source: string): Promise<unknown> {
@@ -234,8 +284,16 @@ export async function readSigningKeysFile(io: ConfigIo, path: string, source: st
   return doc;
 }
 
+async function readTrustedIssuers(text: string, source: string): Promise<TrustedIssuer[]> {
+  try {
+    return parseTrustedIssuers(await parseYaml(text)); // YAML is a superset of JSON
+  } catch (err) {
+    throw new ConfigError("CONFIG_INVALID_VALUE", `jwt-bearer-issuers: ${firstLine(err)}`, source, "jwt-bearer-issuers");
+  }
+}
+
 /** The inline alternatives to the two files, honored by every runtime (env-options.ts). */
-const INLINE = { "users-file": "IDP_USERS", "signing-keys-file": "IDP_SIGNING_KEYS" } as const;
+const INLINE = { "users-file": "IDP_USERS", "signing-keys-file": "IDP_SIGNING_KEYS", "claim-mappings-file": "IDP_CLAIM_MAPPINGS" } as const;
 
 /**
  * `createApp` options from the resolved configuration, plus the settings that exist only as
@@ -277,9 +335,38 @@ export async function idpAppOptions(config: OidcConfig, io: ConfigIo): Promise<O
     accessTokenAudience: values["access-token-audience"],
     debugToken: values["debug-token"] || undefined,
   };
+  if (values["jwt-bearer-issuers"] !== "") options.jwtBearerIssuers = await readTrustedIssuers(values["jwt-bearer-issuers"], sources["jwt-bearer-issuers"]);
+  Object.assign(options, registrationOptions(config));
   if (values["users-file"] !== "") options.users = await readUsersFile(io, values["users-file"], sources["users-file"]);
+  if (values["claim-mappings-file"] !== "") {
+    options.claimMappings = await readClaimMappingsFile(io, values["claim-mappings-file"], sources["claim-mappings-file"]);
+  }
   if (values["signing-keys-file"] !== "") options.signingKeys = await readSigningKeysFile(io, values["signing-keys-file"], sources["signing-keys-file"]);
   return options;
+}
+
+/**
+ * Registration and PAR options. `auto` registration is open while the provider listens on
+ * loopback only, and off once it listens beyond (anyone who reaches it could register clients).
+ */
+function registrationOptions(config: OidcConfig): Partial<IdpAppOptions> {
+  const { values, sources } = config;
+  const registration = values.registration === "auto"
+    ? (listensBeyondLoopback(parseListenAddress(values.addr).hostname) ? "off" : "open")
+    : (values.registration as RegistrationPolicy);
+  const out: Partial<IdpAppOptions> = { registration, requirePushedAuthorizationRequests: values["require-pushed-authorization-requests"] };
+  if (values["registration-token"] !== "") out.registrationToken = values["registration-token"];
+  if (registration === "token" && out.registrationToken === undefined) {
+    throw new ConfigError("CONFIG_INVALID_VALUE", "registration token needs registration-token (IDP_REGISTRATION_TOKEN)", sources.registration, "registration");
+  }
+  if (values["preview-redirect-uris"].length > 0) {
+    try {
+      out.previewRedirectUris = parsePreviewRedirectUris("preview-redirect-uris", values["preview-redirect-uris"].join(","));
+    } catch (err) {
+      throw new ConfigError("CONFIG_INVALID_VALUE", firstLine(err), sources["preview-redirect-uris"], "preview-redirect-uris");
+    }
+  }
+  return out;
 }
 
 /** `IDP_ISSUER`-style names of each field, for `--help` and the docs. */

@@ -56,3 +56,30 @@ describe("IDP_ISSUERS_BY_PATH", () => {
     await expect(optionsFromEnv({ IDP_ISSUERS_BY_PATH: "maybe" })).rejects.toThrow(/IDP_ISSUERS_BY_PATH/);
   });
 });
+
+describe("registration and PAR variables", () => {
+  const TOKEN = "an-initial-access-token";
+  it("IDP_REGISTRATION with IDP_REGISTRATION_TOKEN; unset or auto leaves the default", async () => {
+    expect(await optionsFromEnv({ IDP_REGISTRATION: "token", IDP_REGISTRATION_TOKEN: TOKEN })).toMatchObject({
+      registration: "token",
+      registrationToken: TOKEN,
+    });
+    expect((await optionsFromEnv({ IDP_REGISTRATION: "OFF" })).registration).toBe("off");
+    expect((await optionsFromEnv({ IDP_REGISTRATION: "auto" })).registration).toBeUndefined();
+    await expect(optionsFromEnv({ IDP_REGISTRATION: "token" })).rejects.toThrow(/IDP_REGISTRATION: token needs IDP_REGISTRATION_TOKEN/);
+    await expect(optionsFromEnv({ IDP_REGISTRATION: "sometimes" })).rejects.toThrow(/IDP_REGISTRATION/);
+    await expect(optionsFromEnv({ IDP_REGISTRATION_TOKEN: "short" })).rejects.toThrow(/IDP_REGISTRATION_TOKEN/);
+  });
+  it("IDP_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS is a switch", async () => {
+    expect((await optionsFromEnv({ IDP_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS: "on" })).requirePushedAuthorizationRequests).toBe(true);
+    await expect(optionsFromEnv({ IDP_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS: "yes please" })).rejects.toThrow(/IDP_REQUIRE_PUSHED/);
+  });
+  it("IDP_PREVIEW_REDIRECT_URIS takes exact URIs and patterns, and refuses a pattern that reaches too far", async () => {
+    expect((await optionsFromEnv({ IDP_PREVIEW_REDIRECT_URIS: "https://pr-1.app.example/cb, https://*.app.example/cb" })).previewRedirectUris).toEqual([
+      "https://pr-1.app.example/cb",
+      "https://*.app.example/cb",
+    ]);
+    await expect(optionsFromEnv({ IDP_PREVIEW_REDIRECT_URIS: "https://*.vercel.app/cb" })).rejects.toThrow(/IDP_PREVIEW_REDIRECT_URIS: .*vercel.app/);
+    await expect(optionsFromEnv({ IDP_PREVIEW_REDIRECT_URIS: "not a uri" })).rejects.toThrow(/IDP_PREVIEW_REDIRECT_URIS/);
+  });
+});

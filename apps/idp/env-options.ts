@@ -8,7 +8,13 @@ import { parseYaml } from "#lib/config";
 import { accessTokenProblem } from "#lib/http";
 import { CodedError } from "#lib/errors";
 import type { IdpAppOptions } from "./app.ts";
+import { parseClientConfigs } from "./domain/clients.ts";
 import { CORS_ORIGIN_HINT, parseCorsOrigin } from "./domain/cors.ts";
+import { ClaimMappingsError, parseClaimMappings } from "./domain/claim-mappings.ts";
+import { ClientConfigError, TrustedIssuersError } from "./domain/errors.ts";
+import { parseTrustedIssuers } from "./domain/jwt-bearer.ts";
+import { isRedirectPattern, parseRedirectPattern } from "./domain/redirect-patterns.ts";
+import { REGISTRATION_POLICIES, type RegistrationPolicy } from "./domain/registration.ts";
 
 export type Env = Record<string, string | undefined>;
 
@@ -75,6 +81,61 @@ function parseSwitch(variable: string, value: string): boolean {
   throw new EnvOptionError(variable, 'expected "on" or "off"');
 }
 
+const isAbsoluteUri = (value: string) => {
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** A preview deployment's redirect URIs: exact absolute URIs, or patterns (redirect-patterns.ts). */
+export function parsePreviewRedirectUris(variable: string, value: string): string[] {
+  const entries = parseList(variable, value);
+  for (const entry of entries) {
+    if (isRedirectPattern(entry)) {
+      try {
+        parseRedirectPattern(entry);
+      } catch (err) {
+        throw new EnvOptionError(variable, (err as Error).message);
+      }
+    } else if (!isAbsoluteUri(entry) || entry.includes("#")) {
+      throw new EnvOptionError(variable, `"${entry}" is not an absolute URI without fragment`);
+    }
+  }
+  return entries;
+}
+
+/**
+ * Registration and PAR settings: IDP_REGISTRATION (open, token, off; unset: open on a loopback
+ * issuer), IDP_REGISTRATION_TOKEN, IDP_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS, IDP_PREVIEW_REDIRECT_URIS.
+ */
+function registrationFromEnv(get: (name: string) => string | undefined): Partial<IdpAppOptions> {
+  const out: Partial<IdpAppOptions> = {};
+  const policy = get("IDP_REGISTRATION")?.trim().toLowerCase();
+  if (policy !== undefined && policy !== "auto") {
+    if (!(REGISTRATION_POLICIES as readonly string[]).includes(policy)) {
+      throw new EnvOptionError("IDP_REGISTRATION", 'expected "open", "token", "off" or "auto"');
+    }
+    out.registration = policy as RegistrationPolicy;
+  }
+  const token = get("IDP_REGISTRATION_TOKEN")?.trim();
+  if (token !== undefined) {
+    const problem = accessTokenProblem(token);
+    if (problem) throw new EnvOptionError("IDP_REGISTRATION_TOKEN", problem);
+    out.registrationToken = token;
+  }
+  if (out.registration === "token" && out.registrationToken === undefined) {
+    throw new EnvOptionError("IDP_REGISTRATION", "token needs IDP_REGISTRATION_TOKEN (the initial access token)");
+  }
+  const requirePar = get("IDP_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS");
+  if (requirePar !== undefined) out.requirePushedAuthorizationRequests = parseSwitch("IDP_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS", requirePar);
+  const preview = get("IDP_PREVIEW_REDIRECT_URIS");
+  if (preview !== undefined) out.previewRedirectUris = parsePreviewRedirectUris("IDP_PREVIEW_REDIRECT_URIS", preview);
+  return out;
+}
+
 /**
  * The options set by `IDP_*` variables; unset or empty variables leave the option out. Async only
  * because the YAML parser is loaded when `IDP_USERS` needs it.
@@ -102,6 +163,35 @@ export async function optionsFromEnv(env: Env): Promise<Partial<IdpAppOptions>> 
   }
   const users = get("IDP_USERS");
   if (users !== undefined) out.users = await parseDocument("IDP_USERS", users);
+  const clients = get("IDP_CLIENTS");
+  if (clients !== undefined) {
+    try {
+      out.clients = parseClientConfigs(await parseDocument("IDP_CLIENTS", clients));
+    } catch (err) {
+      if (err instanceof ClientConfigError) throw new EnvOptionError("IDP_CLIENTS", err.message);
+      throw err;
+    }
+  }
+  const trusted = get("IDP_JWT_BEARER_ISSUERS");
+  if (trusted !== undefined) {
+    try {
+      out.jwtBearerIssuers = parseTrustedIssuers(await parseDocument("IDP_JWT_BEARER_ISSUERS", trusted));
+    } catch (err) {
+      if (err instanceof TrustedIssuersError) throw new EnvOptionError("IDP_JWT_BEARER_ISSUERS", err.message);
+      throw err;
+    }
+  }
+  const mappings = get("IDP_CLAIM_MAPPINGS");
+  if (mappings !== undefined) {
+    const doc = await parseDocument("IDP_CLAIM_MAPPINGS", mappings);
+    try {
+      parseClaimMappings(doc); // checked here, so a bad value stops the start with the variable's name
+    } catch (err) {
+      if (err instanceof ClaimMappingsError) throw new EnvOptionError("IDP_CLAIM_MAPPINGS", err.message);
+      throw err;
+    }
+    out.claimMappings = doc;
+  }
   const keys = get("IDP_SIGNING_KEYS");
   if (keys !== undefined) {
     try {
@@ -133,5 +223,6 @@ export async function optionsFromEnv(env: Env): Promise<Partial<IdpAppOptions>> 
   }
   const jwksSlow = get("IDP_JWKS_SLOW_MS");
   if (jwksSlow !== undefined) out.jwksSlowMs = parseMillis("IDP_JWKS_SLOW_MS", jwksSlow);
+  Object.assign(out, registrationFromEnv(get));
   return out;
 }

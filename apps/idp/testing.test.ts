@@ -54,3 +54,42 @@ test("a path-based issuer, extra clients, and stop() closing the port", async ()
 test("bad seeded users are refused at start", async () => {
   await expect(startIdp({ users: [{ login: "" }] })).rejects.toThrow(/login/);
 });
+
+test("requests() lists what the provider received (secrets masked), filtered; clearRequests() forgets them", async () => {
+  await idp.clearRequests();
+  const form = new URLSearchParams({
+    client_id: "dev-client",
+    redirect_uri: REDIRECT_URI,
+    response_type: "code",
+    scope: "openid",
+    login: "bob",
+    password: "pw",
+  });
+  await fetch(`${idp.url}/authorize`, { method: "POST", body: form, redirect: "manual" });
+  await fetch(`${idp.url}/token`, {
+    method: "POST",
+    body: new URLSearchParams({ grant_type: "client_credentials", client_id: "web-app", client_secret: "nope" }),
+  });
+  const all = await idp.requests();
+  expect(all.map((r) => [r.endpoint, r.status, r.error])).toEqual([["/authorize", 302, undefined], ["/token", 401, "invalid_client"]]);
+  expect(all[0]!.params.password).toBe("***");
+  expect((await idp.requests({ client_id: "web-app" })).map((r) => r.endpoint)).toEqual(["/token"]);
+  await idp.clearRequests();
+  expect(await idp.requests()).toEqual([]);
+});
+
+test("claim mappings given to startIdp reach the tokens", async () => {
+  const other = await startIdp({ claimMappings: [{ client: "dev-client", claims: { team: "qa" } }] });
+  const form = new URLSearchParams({ client_id: "dev-client", redirect_uri: REDIRECT_URI, response_type: "code", scope: "openid", login: "x" });
+  const code = new URL((await fetch(`${other.url}/authorize`, { method: "POST", body: form, redirect: "manual" })).headers.get("location")!).searchParams.get(
+    "code",
+  )!;
+  const token = await fetch(`${other.url}/token`, {
+    method: "POST",
+    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT_URI, client_id: "dev-client" }),
+  });
+  const { access_token } = (await token.json()) as { access_token: string };
+  const info = (await (await fetch(`${other.url}/userinfo`, { headers: { authorization: `Bearer ${access_token}` } })).json()) as Record<string, unknown>;
+  expect(info.team).toBe("qa");
+  await other.stop();
+});

@@ -15,6 +15,9 @@ import { createLogger, type Logger } from "#lib/log";
 import type { RunningServer } from "#lib/runtime";
 import { type ClientConfig, createIdp } from "./app.ts";
 import type { SeededUserInput } from "./domain/users.ts";
+import type { RecordedRequest, RequestFilter } from "./domain/request-log.ts";
+
+export type { RecordedRequest, RequestFilter } from "./domain/request-log.ts";
 
 export type JwksMode = "normal" | "500" | "slow" | "empty";
 
@@ -41,6 +44,8 @@ export interface StartIdpOptions {
   /** "jwt": RFC 9068 access tokens (default "opaque"), with `aud` = `accessTokenAudience` or the client id. */
   accessTokenFormat?: "opaque" | "jwt";
   accessTokenAudience?: string;
+  /** Claims per client, scope or subject: `{mappings: [{client?, scope?, sub?, claims | id_token | access_token | userinfo}]}` (docs/idp.md). */
+  claimMappings?: unknown;
   /** Listen host (default 127.0.0.1) and port (default 0: a free one). */
   hostname?: string;
   port?: number;
@@ -61,6 +66,10 @@ export interface StartedIdp {
   advanceClock(seconds: number): Promise<void>;
   /** Registers a scenario at run time (same fields as a seeded user). */
   addScenario(scenario: SeededUserInput): Promise<void>;
+  /** The requests the provider received, newest last, secrets masked (GET /debug/requests), like navikt's takeRequest(). */
+  requests(filter?: RequestFilter): Promise<RecordedRequest[]>;
+  /** Forgets the recorded requests. */
+  clearRequests(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -112,6 +121,7 @@ export async function startIdp(options: StartIdpOptions = {}): Promise<StartedId
       jwksSlowMs: options.jwksSlowMs,
       accessTokenFormat: options.accessTokenFormat,
       accessTokenAudience: options.accessTokenAudience,
+      claimMappings: options.claimMappings,
       logger,
     });
     handler = (request, env) => app.fetch(request, env);
@@ -129,6 +139,14 @@ export async function startIdp(options: StartIdpOptions = {}): Promise<StartedId
     setJwksMode: async (mode) => void (await debugCall(url, "/debug/jwks-mode", { mode })),
     advanceClock: async (seconds) => void (await debugCall(url, "/debug/clock", { advance_seconds: seconds })),
     addScenario: async (scenario) => void (await debugCall(url, "/debug/scenarios", scenario)),
+    requests: async (filter = {}) => {
+      const query = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== undefined) as [string, string][]).toString();
+      return (await debugCall(url, `/debug/requests${query ? `?${query}` : ""}`)) as RecordedRequest[];
+    },
+    clearRequests: async () => {
+      const response = await fetch(`${url}/debug/requests`, { method: "DELETE" });
+      if (!response.ok) throw new Error(`idp DELETE /debug/requests: ${response.status} ${await response.text()}`);
+    },
     stop: () => server.close(),
   };
 }

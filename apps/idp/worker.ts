@@ -14,6 +14,7 @@ import { optionsFromEnv } from "./env-options.ts";
 import { durableObjectStore } from "#lib/db/durable";
 import { sqlStateStore } from "./state/sql.ts";
 import { oauthMisdirected } from "./routes/http.ts";
+import { firstRequestBanner } from "#lib/worker-banner";
 
 export interface IdpWorkerEnv {
   IDP: DurableObjectNamespace<IdpObject>;
@@ -69,8 +70,17 @@ export async function idpObjectFetch(request: Request, env: IdpWorkerEnv): Promi
  * comes from IDP_ISSUER or IDP_ALLOWED_HOSTS); built on the first request, vars being fixed. */
 let hosts: HostAllowlist | undefined;
 
+/** Where to go, printed at the first request (the Worker learns its origin there). */
+const banner = firstRequestBanner("identity provider", (origin) => [
+  ["discovery", `${origin}/.well-known/openid-configuration`],
+  ["login page", `${origin}/debug/client (signs in with the debug client and shows the tokens)`],
+  ["debug page", `${origin}/debug/ui (who is signed in, clients, one-click actions)`],
+  ["your app", 'public-spa with a http://127.0.0.1:<any port>/callback redirect URI (docs/idp.md, "Clients")'],
+]);
+
 export default {
   fetch(request: Request, env: IdpWorkerEnv): Promise<Response> | Response {
+    if (env.LOG_LEVEL !== "silent") banner(request);
     try {
       hosts ??= hostAllowlist({ urls: [env.IDP_ISSUER as string | undefined], hosts: parseAllowedHosts(env.IDP_ALLOWED_HOSTS as string | undefined) });
     } catch (err) {

@@ -15,6 +15,7 @@ import type { RouteHost, RouteHostOptions } from "./core/types.ts";
 import { storeServices } from "./script/script-services.ts";
 import { logAuditSink } from "./store/audit-log.ts";
 import { sqlAuditSink, sqlResourceResolver } from "./store/store.ts";
+import { type RateLimitStore, sqlRateLimitStore } from "./store/rate-limits.ts";
 
 /** Where audit events go: the store (`db`; the log when there is none), the log, nowhere; `auto`:
  * the store when there is one, else the log. */
@@ -35,6 +36,9 @@ export interface RouteHostBuild {
   /** `require("idp").handler()` and `require("sessions").handler()`. */
   mountables: { idp: FetchHandler; sessions?: FetchHandler };
   runtime: NonNullable<RouteHostOptions["runtime"]>;
+  /** Where `.rateLimit` counters live (the Worker's store object); default: the store when there
+   * is one (shared by every instance on it), else memory. */
+  rateLimits?: RateLimitStore;
 }
 
 export function auditSinkFor(setting: AuditSetting, store: SqlStore | undefined, logger: Logger): AuditSink | undefined {
@@ -59,6 +63,7 @@ export async function buildRouteHost(options: RouteHostBuild): Promise<RouteHost
     auth: { ...security.auth, resources: store ? sqlResourceResolver(store) : undefined, audit: auditSinkFor(options.audit, store, logger) },
     services: storeServices(store),
     runtime: options.runtime,
+    rateLimits: options.rateLimits ?? (store ? sqlRateLimitStore(store) : undefined),
   });
   security.register(host);
   return host;

@@ -11,7 +11,7 @@ import { type HostRuntime, parseListenAddress } from "#lib/runtime";
 import * as v from "valibot";
 import type { SessionsHost } from "../sessions/embed.ts";
 import { type Policy, PolicyError, readPolicy } from "./auth/policy.ts";
-import { issuerFor } from "./auth/security.ts";
+import { DEFAULT_SIGN_IN_RATE_LIMIT, issuerFor, parseSignInRateLimit } from "./auth/security.ts";
 import type { SpawnScriptThread } from "./script/runtime.ts";
 import type { ScriptLimits } from "./script/script-sandbox.ts";
 
@@ -102,10 +102,16 @@ export const routesSection = defineSection({
         "Whose word counts for the client's address and https: none (the socket's peer), cloudflare (CF-Connecting-IP), or the proxies' IP addresses (X-Forwarded-For, X-Forwarded-Proto)",
       check: v.pipe(v.string(), v.check((value: string) => validSetting(() => parseTrustedProxy(value)), "expected none, cloudflare or IP addresses")),
     }),
+    "sign-in-rate-limit": stringField({
+      default: DEFAULT_SIGN_IN_RATE_LIMIT,
+      description:
+        "Requests to the sign-in routes (/auth/*) one client address may make: LIMIT/SECONDS, one counter for all of them (past it: 429); off: no limit",
+      check: v.pipe(v.string(), v.check((value: string) => validSetting(() => parseSignInRateLimit(value)), "expected LIMIT/SECONDS (such as 60/60) or off")),
+    }),
   },
 });
 
-export const COMMANDS = ["serve", "routes", "bundle", "audit", "resource"] as const;
+export const COMMANDS = ["serve", "routes", "openapi", "types", "bundle", "audit", "resource"] as const;
 
 export const FLAGS: FlagSpecs = {
   ...Object.fromEntries(
@@ -134,6 +140,9 @@ export const USAGE = `usage: routes <command> [options]
 commands:
   serve    serve the script's routes
   routes   print the script's plan table (--json for machines)
+  openapi  print the script's plan as an OpenAPI 3.1 document (JSON)
+  types    write TypeScript declarations of httpmod and the host's modules for an editor
+           (--out FILE, default ./httpmod.d.ts; --assets names the assets modules)
   bundle   write the script and the files beside it as one JSON file (--out FILE), which
            the Worker (apps/routes/worker.ts) is built with; --policy-file goes in too
   audit    the audit events in --db, newest first: --since (RFC 3339 or 15m, 2h, 7d), --actor ID,
@@ -205,7 +214,10 @@ export async function readPolicyFile(runtime: HostRuntime, config: Config): Prom
 }
 
 /** Names a script cannot take for an assets module: the host's own modules. */
-const RESERVED_MODULES = new Set(["httpmod", "idp", "sessions", "resources", "audit"]);
+const RESERVED_MODULES = new Set(["httpmod", "httpmod:host", "idp", "sessions", "resources", "audit"]);
+/** An assets module's name: letters, digits, `-` and `_`, with an optional scheme-like prefix as
+ * the original spells them (`fs:assets`); a plain name is also `fs:<name>` to scripts. */
+const ASSETS_MODULE_NAME = /^(?:[a-z][a-z0-9_-]*:)?[a-z][a-z0-9_-]*$/i;
 
 /** The `assets` setting as module name -> absolute directory: `DIR` is the module `assets`. */
 function assetDirectories(runtime: HostRuntime, setting: string, source: string | undefined): Record<string, string> {
@@ -214,10 +226,12 @@ function assetDirectories(runtime: HostRuntime, setting: string, source: string 
     const eq = item.indexOf("=");
     const name = eq > 0 ? item.slice(0, eq) : "assets";
     const dir = eq > 0 ? item.slice(eq + 1) : item;
-    if (!/^[a-z][a-z0-9_-]*$/i.test(name) || RESERVED_MODULES.has(name)) {
+    if (!ASSETS_MODULE_NAME.test(name) || RESERVED_MODULES.has(name)) {
       throw new ConfigError(
         "CONFIG_INVALID_VALUE",
-        `assets (from ${source}): ${JSON.stringify(name)} cannot name a module (letters, digits, - and _, not ${[...RESERVED_MODULES].join(", ")})`,
+        `assets (from ${source}): ${JSON.stringify(name)} cannot name a module (letters, digits, - and _, optionally after a prefix such as fs:, not ${
+          [...RESERVED_MODULES].join(", ")
+        })`,
         source,
         "assets",
       );

@@ -29,7 +29,7 @@ describe("routes routes", () => {
     const { stdout } = await routesCli("routes", "--script", "test/contract/fixtures/routes/app.js", "--json");
     const rows = JSON.parse(stdout) as { method?: string; pattern: string; access: string; action?: string; audit?: string }[];
     expect(rows.find((r) => r.pattern === "/me")).toMatchObject({ method: "GET", access: "auth", action: "notes:read", audit: "me.read" });
-    expect(rows.filter((r) => r.access === "public")).toHaveLength(18);
+    expect(rows.filter((r) => r.access === "public")).toHaveLength(19);
   });
 
   it("exits 2 with one line for a missing script, a bad flag, or a script that does not load", async () => {

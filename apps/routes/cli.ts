@@ -3,6 +3,8 @@
  *
  *   routes serve --script FILE [--addr HOST:PORT] [--dev] [options]   serve a script's routes
  *   routes routes --script FILE [--json]                              print the plan table
+ *   routes openapi --script FILE                                      the plan as OpenAPI 3.1
+ *   routes types [--out httpmod.d.ts] [--assets ...]                  declarations for editors
  *   routes bundle --script FILE --out FILE.json                       what a Worker is built with
  *   routes audit --db URL [--since 2h] [--actor ID] [--outcome denied] [--limit N] [--json]
  *   routes resource put --db URL --type T --id I [--tenant T] [--owner O] [--attributes JSON]
@@ -24,7 +26,7 @@ import {
   withAllowedHosts,
   withRequestId,
 } from "#lib/http";
-import { alignColumns, configSourcesLine, printBanner, serviceLogger } from "#lib/cli-output";
+import { alignColumns, configSourcesLine, listenFailure, printBanner, serviceCommand, serviceLogger } from "#lib/cli-output";
 import type { Logger } from "#lib/log";
 import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
 import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
@@ -32,7 +34,10 @@ import { idpMountable, loopbackCallersOnly } from "./core/mountables.ts";
 import { type EmbeddedSessions, embeddedSessionService } from "../sessions/embed.ts";
 import { type Policy, readPolicy } from "./auth/policy.ts";
 import { type AuditSetting, buildRouteHost } from "./build.ts";
+import { parseSignInRateLimit } from "./auth/security.ts";
 import { DEV_PAGE_PATH, devPage } from "./core/dev-page.ts";
+import { planOpenApi } from "./core/openapi.ts";
+import { httpmodDeclarations } from "./script/httpmod-types.ts";
 import type { RouteHost, RouteInfo } from "./core/types.ts";
 import { readScriptBundle, readWorkerBundle, sameBundle } from "./script/read-bundle.ts";
 import { prepareRoutesStore } from "./store/store.ts";
@@ -82,6 +87,7 @@ function buildHost(
       clientSecret: values["client-secret"],
       sessionSecret: values["session-secret"],
       policy,
+      signInRateLimit: parseSignInRateLimit(values["sign-in-rate-limit"]),
     },
     mountables: {
       idp: idpMountable({ logger: logger.child({ service: "idp" }), env: idpEnv }),
@@ -98,7 +104,7 @@ function buildHost(
 export function formatPlanTable(rows: RouteInfo[]): string {
   const header = ["METHOD", "PATTERN", "ACCESS", "RESOURCES", "CSRF", "ACTION", "AUDIT", "AT"];
   const lines = rows.map((r) => [
-    r.kind === "route" ? r.method! : r.kind.toUpperCase(),
+    r.kind === "route" ? r.method! : r.spaIndex !== undefined ? "SPA" : r.kind.toUpperCase(),
     r.pattern,
     r.access,
     r.resources?.length ? r.resources.join(",") : "-",
@@ -126,16 +132,21 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     const words = command === "resource" ? 2 : 1;
     if (command === "resource" && args.positionals[1] !== "put") return fail(runtime, "resource takes one command: put");
     if (args.positionals.length > words) return fail(runtime, `unexpected argument ${args.positionals[words]}`);
-    config = await loadConfig(runtime, { positionals: args.positionals.slice(words - 1), flags: args.flags }, command !== "audit" && command !== "resource");
+    config = await loadConfig(
+      runtime,
+      { positionals: args.positionals.slice(words - 1), flags: args.flags },
+      command !== "audit" && command !== "resource" && command !== "types",
+    );
   } catch (err) {
     if (err instanceof ConfigError) return fail(runtime, err.message);
     throw err;
   }
   if (args.positionals[0] === "bundle") return writeBundle(runtime, platform, config, lastFlag(args, "out"));
+  if (args.positionals[0] === "types") return writeTypes(runtime, platform, config, lastFlag(args, "out"));
   if (args.positionals[0] === "audit" || args.positionals[0] === "resource") return storeCommand(runtime, config, args);
   const logger = serviceLogger(runtime, "routes");
   const json = lastFlag(args, "json") === "true";
-  const listing = args.positionals[0] === "routes";
+  const listing = args.positionals[0] === "routes" || args.positionals[0] === "openapi";
   const threads = listing ? 0 : Number(config.values.threads);
   let policy: Policy | undefined;
   const policyFile = config.values["policy-file"];
@@ -169,7 +180,8 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     return fail(runtime, (err as Error).message);
   }
   if (listing) {
-    runtime.print(json ? JSON.stringify(host.routes(), null, 2) : formatPlanTable(host.routes()));
+    if (args.positionals[0] === "openapi") runtime.print(JSON.stringify(planOpenApi(host.routes(), { title: `routes: ${config.values.script}` }), null, 2));
+    else runtime.print(json ? JSON.stringify(host.routes(), null, 2) : formatPlanTable(host.routes()));
     await host.close();
     return undefined;
   }
@@ -223,7 +235,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     server = await runtime.serve((req, env) => app.fetch(req, env), address);
   } catch (err) {
     await host.close();
-    return fail(runtime, `cannot listen on ${config.values.addr}: ${(err as Error).message}`);
+    return fail(runtime, listenFailure("routes", config.values.addr, err).replace(/^routes: /, ""));
   }
   const { issuer } = config;
   logger.info("routes listening", {
@@ -234,15 +246,16 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     threads,
     issuer: issuer || null,
   });
-  const rows = host.routes();
+  // The script's routes: the host's own (/auth/login, /auth/callback, ...) are not the user's.
+  const rows = host.routes().filter((r) => r.source !== "host");
   const count = (access: string) => rows.filter((r) => r.access === access).length;
   printBanner(runtime, `route host  http://${server.hostname}:${server.port}`, [
     ["script", config.scriptPath],
     [
       "routes",
-      `${count("public")} public, ${count("auth") + count("auth?")} authenticated, ${count("mount")} mounts, ${
-        count("static")
-      } static (npm run routes -- routes --script ... lists them)`,
+      `${count("public")} public, ${count("auth") + count("auth?")} authenticated, ${count("mount")} mounts, ${count("static")} static (${
+        serviceCommand(runtime, "routes", "routes --script ...")
+      } lists them)`,
     ],
     ["dev page", config.values.dev ? `http://${server.hostname}:${server.port}${DEV_PAGE_PATH} (reloads on edit)` : undefined],
     ["data", store ? `${config.db} (resources; audit ${config.values.audit === "auto" ? "db" : config.values.audit})` : undefined],
@@ -270,6 +283,20 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     logger.info("routes stopped");
   });
   return server;
+}
+
+/** `routes types`: httpmod's declarations (script/httpmod-types.ts) for the configured assets modules. */
+async function writeTypes(runtime: HostRuntime, platform: RoutesPlatform, config: Config, out: string | undefined): Promise<undefined> {
+  const path = runtime.resolvePath(runtime.cwd(), out || "httpmod.d.ts");
+  const cut = path.lastIndexOf("/");
+  try {
+    await runtime.ensureDir(path.slice(0, cut) || "/");
+    await platform.files.writeText(path.slice(0, cut) || "/", path.slice(cut + 1), httpmodDeclarations({ assets: Object.keys(config.assets) }));
+  } catch (err) {
+    return fail(runtime, `cannot write ${path}: ${(err as Error).message}`);
+  }
+  runtime.print(`routes: wrote ${out || "httpmod.d.ts"} (add it to a jsconfig.json with checkJs, docs/routes.md "Types for editors")`);
+  return undefined;
 }
 
 async function writeBundle(runtime: HostRuntime, platform: RoutesPlatform, config: Config, out: string | undefined): Promise<undefined> {

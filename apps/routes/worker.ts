@@ -23,7 +23,8 @@
  * with its own random key), ROUTES_DEV, ROUTES_AUDIT (db | log | off; default db), ROUTES_DB (a
  * libsql:// URL, or none for no store) and ROUTES_DB_AUTH_TOKEN, ROUTES_CPU_MS, ROUTES_WALL_MS, ROUTES_MEM_MB, ROUTES_ALLOWED_HOSTS (names
  * answered beyond loopback and localhost: a deployment lists its hostname), ROUTES_TRUSTED_PROXY
- * (default cloudflare), LOG_LEVEL; the IDP_* and
+ * (default cloudflare), ROUTES_SIGN_IN_RATE_LIMIT (LIMIT/SECONDS for the /auth routes per client
+ * address, default 60/60; off), LOG_LEVEL; the IDP_* and
  * SESSIONS_* vars of the two services for the ones in this Worker.
  */
 /// <reference path="../../lib/adapters/wasm.d.ts" />
@@ -45,6 +46,7 @@ import {
   misdirectedAnswer,
   parseAllowedHosts,
   parseTrustedProxy,
+  releaseUnreadBody,
   unframeable,
   withRequestId,
 } from "#lib/http";
@@ -52,14 +54,17 @@ import { createLogger, type LogLevel } from "#lib/log";
 import { loadQuickJS } from "#lib/sandbox";
 import { idpObjectFetch } from "../idp/worker.ts";
 import { sessionsObjectFetch } from "../sessions/worker.ts";
+import { devPage } from "./core/dev-page.ts";
 import { withoutIssuerAlias } from "./core/issuer-alias.ts";
 import { readPolicy } from "./auth/policy.ts";
-import { issuerFor } from "./auth/security.ts";
+import { issuerFor, parseSignInRateLimit } from "./auth/security.ts";
 import { buildRouteHost } from "./build.ts";
 import { prepareRoutesStore } from "./store/store.ts";
+import { type RateLimitHit, type RateLimitStore, sqlRateLimitStore } from "./store/rate-limits.ts";
 import { bundledFiles } from "./script/read-bundle.ts";
 import { inProcessScriptRuntime } from "./script/runtime.ts";
 import { DEFAULT_SCRIPT_LIMITS } from "./script/script-sandbox.ts";
+import { firstRequestBanner } from "#lib/worker-banner";
 
 // The other products' Durable Objects, so one `wrangler dev --env routes` serves all three.
 export { IdpObject } from "../idp/worker.ts";
@@ -100,6 +105,8 @@ export interface RoutesWorkerEnv {
   ROUTES_ALLOWED_HOSTS?: string;
   /** Whose word counts for the client's address: cloudflare (default here), none, or proxy addresses. */
   ROUTES_TRUSTED_PROXY?: string;
+  /** Requests to the sign-in routes one address may make: LIMIT/SECONDS (default 60/60), or off. */
+  ROUTES_SIGN_IN_RATE_LIMIT?: string;
   LOG_LEVEL?: string;
   ACCESS_LOG?: string;
   [name: string]: unknown;
@@ -108,9 +115,11 @@ export interface RoutesWorkerEnv {
 /** The route host's SQL store: this object's SQLite, reached by RPC from the Worker's isolates. */
 export class RoutesStoreObject extends DurableObject<RoutesWorkerEnv> {
   private readonly store: SqlStore;
+  private readonly rateLimits: RateLimitStore;
   constructor(ctx: DurableObjectState, env: RoutesWorkerEnv) {
     super(ctx, env);
     this.store = durableObjectStore(ctx.storage);
+    this.rateLimits = sqlRateLimitStore(this.store);
     void ctx.blockConcurrencyWhile(() => prepareRoutesStore(this.store));
   }
   query(sql: string, args?: SqlValue[]): Promise<SqlRow[]> {
@@ -122,6 +131,15 @@ export class RoutesStoreObject extends DurableObject<RoutesWorkerEnv> {
   batch(statements: SqlStatement[]): Promise<number[]> {
     return this.store.batch(statements);
   }
+  /** One `.rateLimit` count, decided here in one call (this object runs one request at a time). */
+  rateLimitHit(key: string, limit: number, windowMs: number, now: number): Promise<RateLimitHit> {
+    return this.rateLimits.hit(key, limit, windowMs, now);
+  }
+}
+
+/** Rate-limit counters in the RoutesStoreObject, shared by every isolate of the Worker. */
+function objectRateLimits(ns: DurableObjectNamespace<RoutesStoreObject>): RateLimitStore {
+  return { hit: async (key, limit, windowMs, now) => (await ns.get(ns.idFromName("routes")).rateLimitHit(key, limit, windowMs, now)) as RateLimitHit };
 }
 
 /** A SqlStore whose statements run in the RoutesStoreObject. */
@@ -208,9 +226,10 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
     wallMs: number(env.ROUTES_WALL_MS, DEFAULT_SCRIPT_LIMITS.wallMs),
     memMb: number(env.ROUTES_MEM_MB, DEFAULT_SCRIPT_LIMITS.memMb),
   };
+  const dev = env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1";
   const host = await buildRouteHost({
     logger,
-    dev: env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1",
+    dev,
     files: { tree: files, root: STATIC_ROOT },
     assets,
     store,
@@ -224,6 +243,7 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
       clientId: env.ROUTES_CLIENT_ID,
       clientSecret: env.ROUTES_CLIENT_SECRET,
       sessionSecret: env.ROUTES_SESSION_SECRET,
+      signInRateLimit: parseSignInRateLimit(env.ROUTES_SIGN_IN_RATE_LIMIT),
       policy: env.ROUTES_POLICY
         ? await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY")
         : bundle.policy
@@ -237,12 +257,20 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
       ),
       sessions: withSessionsToken(product("sessions", env.SESSIONS_SERVICE, env.SESSIONS ? (r, e) => sessionsHere(r, e) : undefined, env), env),
     },
+    // Up to SANDBOXES_PER_SIDE sandboxes, opened as concurrent requests need them: a handler waiting
+    // on a timer or a service holds its sandbox, and the next request must not queue behind it.
     runtime: (natives, hostCalls) => inProcessScriptRuntime(engine, { natives, hostCalls, limits }),
+    // The store object's counters unless a libSQL server holds the store (build.ts counts there).
+    rateLimits: !env.ROUTES_DB && env.ROUTES_STORE ? objectRateLimits(env.ROUTES_STORE) : undefined,
   });
   await host.loadScript(bundle.script);
   // The platform sets CF-Connecting-IP and a client cannot: the default proxy is "cloudflare".
   const proxy = parseTrustedProxy(env.ROUTES_TRUSTED_PROXY, "cloudflare");
-  return withRequestId({ fetch: (request: Request) => host.fetch(request, { clientAddress: clientView(request, undefined, proxy).address }) }, {
+  // Dev mode: the plan table and the plan as OpenAPI under /_routes, as on the command line.
+  const devAnswer = (request: Request) => (dev ? devPage(request, host, bundle.script.entry) : undefined);
+  return withRequestId({
+    fetch: (request: Request) => devAnswer(request) ?? host.fetch(request, { clientAddress: clientView(request, undefined, proxy).address }),
+  }, {
     accessLog: env.ACCESS_LOG === "off" ? undefined : logger,
   });
 }
@@ -251,8 +279,24 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
  * comes from ROUTES_ALLOWED_HOSTS, or an absolute ROUTES_ISSUER's host); built once, vars being fixed. */
 let hosts: HostAllowlist | undefined;
 
+/** Where to go, printed at the first request (the Worker learns its origin there). */
+let banner: ((request: Request) => void) | undefined;
+const bannerFor = (env: RoutesWorkerEnv) =>
+  firstRequestBanner("route host", (origin) => {
+    const issuer = env.ROUTES_ISSUER ?? "";
+    const own = issuer.startsWith("/");
+    return [
+      ["home", `${origin}/`],
+      ["sign-in", issuer ? `${origin}/auth/login (at ${own ? origin + issuer : issuer})` : undefined],
+      ["provider", own ? `${origin}${issuer}: this script's own; who is signed in: ${origin}${issuer}/debug/ui` : undefined],
+      ["session console", env.SESSIONS_UI ? `${origin}/sessions/ (if the script mounts the session service, as the notes example does)` : undefined],
+      ["dev page", env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1" ? `${origin}/_routes` : undefined],
+    ];
+  });
+
 export default {
   async fetch(request: Request, env: RoutesWorkerEnv): Promise<Response> {
+    if (env.LOG_LEVEL !== "silent") (banner ??= bannerFor(env))(request);
     try {
       hosts ??= hostAllowlist({ urls: [env.ROUTES_ISSUER], hosts: parseAllowedHosts(env.ROUTES_ALLOWED_HOSTS) });
     } catch (err) {
@@ -269,6 +313,8 @@ export default {
       served = undefined;
       return Response.json(errorEnvelope("INTERNAL", `the route host could not start: ${(err as Error).message}`), { status: 500 });
     }
-    return app.fetch(request);
+    const response = await app.fetch(request);
+    await releaseUnreadBody(request, response); // a refusal goes out now, not after a body nobody reads
+    return response;
   },
 } satisfies ExportedHandler<RoutesWorkerEnv>;

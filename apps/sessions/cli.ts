@@ -11,7 +11,7 @@
 import { ConfigError } from "#lib/config";
 import { lastFlag, parseCommandLine } from "#lib/config/flags";
 import { openSqlStore } from "#lib/db/open";
-import { defaultRootDirs, type FileTree, type HostPaths, hostRoots, refuseTooBroad, type Roots, RootsError } from "#lib/files";
+import { refuseTooBroad, RootsError } from "#lib/files";
 import {
   accessTokenProblem,
   describeAllowlist,
@@ -20,17 +20,18 @@ import {
   listensBeyondLoopback,
   listenUrl,
   parseAllowedHosts,
-  type StaticDirectory,
   withAllowedHosts,
 } from "#lib/http";
-import { printBanner, serviceLogger } from "#lib/cli-output";
+import { listenFailure, printBanner, serviceLogger } from "#lib/cli-output";
 import { loadQuickJS } from "#lib/sandbox";
 import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
 import { createSessionService, type SessionService } from "./app.ts";
 import { parseModuleCatalog, sandboxHostEnv } from "./domain/modules.ts";
 import { createInProcessRuntimes } from "./live/in-process.ts";
-import type { ThreadPoolOptions } from "./live/thread-pool.ts";
-import { type LiveRuntimes, MODULE_CATALOG } from "./live/types.ts";
+import { MODULE_CATALOG } from "./live/types.ts";
+import { type SessionsHost, webUi, worktreeRoots } from "./host.ts";
+
+export { type SessionsHost, uiDirectoryOf, webUi, worktreeRoots } from "./host.ts";
 
 export const USAGE = `usage: sessions serve [options]
 
@@ -69,41 +70,6 @@ const FLAGS = {
   "allowed-hosts": {},
   help: { boolean: true },
 };
-
-/** What the entry file supplies for its runtime. */
-export interface SessionsHost {
-  /** The host file system as a FileTree (worktrees and the library directory). */
-  files: FileTree;
-  /** Real paths and the temp directory: where worktrees may be (`--worktree-roots`). */
-  paths: HostPaths;
-  /** The runtime's pool of sandbox threads (Node worker_threads, Deno Web Workers). */
-  threadRuntimes(options: ThreadPoolOptions): LiveRuntimes;
-  /** Where the built web UI is (apps/sessions/ui/dist): served at `/` when its index.html exists. */
-  uiDirectory?: string;
-}
-
-/** The built web UI, if the host has one. */
-export async function webUi(host: SessionsHost): Promise<StaticDirectory | undefined> {
-  if (!host.uiDirectory) return undefined;
-  const kind = await host.files.kind(host.uiDirectory, "index.html").catch(() => undefined);
-  return kind === "file" ? { tree: host.files, root: host.uiDirectory } : undefined;
-}
-
-/** The UI's directory beside an entry file (`new URL("./ui/dist", import.meta.url)`), as a path. */
-export const uiDirectoryOf = (url: URL) => decodeURIComponent(url.pathname);
-
-/**
- * The worktree roots: `setting` (comma-separated, relative to the working directory), or by
- * default the working directory and the temp directory, less either that is `/` or the home
- * directory. Throws RootsError for a root that is missing, `/` or the home directory.
- */
-export async function worktreeRoots(runtime: HostRuntime, paths: HostPaths, setting: string | undefined): Promise<Roots> {
-  const home = runtime.env.HOME || undefined;
-  const dirs = setting === undefined
-    ? await defaultRootDirs(paths.realPath, runtime.cwd(), paths.tempDirectory(), home)
-    : setting.split(",").map((d) => d.trim()).filter((d) => d !== "").map((d) => runtime.resolvePath(runtime.cwd(), d));
-  return hostRoots(paths.realPath, dirs, home);
-}
 
 /** Refuses to listen beyond loopback without a token, and a token too weak to be one. */
 function accessTokenCheck(token: string, hostname: string): string | undefined {
@@ -202,7 +168,15 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
   lost = service.runtimesLost;
   await service.ready;
   const guarded = withAllowedHosts({ fetch: (req: Request, env: ServeEnv) => service.app.fetch(req, env) }, hosts, envelopeMisdirected);
-  const server = await runtime.serve((req, env) => guarded.fetch(req, env), address);
+  let server: Awaited<ReturnType<typeof runtime.serve>>;
+  try {
+    server = await runtime.serve((req, env) => guarded.fetch(req, env), address);
+  } catch (err) {
+    runtime.printError(listenFailure("sessions", `${address.hostname}:${address.port}`, err));
+    await service.shutdown();
+    await store.close();
+    return runtime.exit(1);
+  }
   logger.info("sessions listening", { addr: `${server.hostname}:${server.port}`, db: dbUrl, library_dir: libraryDir, modules, threads });
   const base = `http://${server.hostname}:${server.port}/api/v1`;
   // With a token, the link signs a browser in (a cookie) and drops the token from the address.

@@ -1,7 +1,7 @@
 /** The session service's host pieces on Deno: the file system, Web Workers, the built web UI. */
 import { denoFileTree, denoHostPaths } from "#lib/adapters/deno-files";
 import type { FileTree } from "#lib/files";
-import { type SessionsHost, uiDirectoryOf } from "./cli.ts";
+import { type SessionsHost, uiDirectoryOf } from "./host.ts";
 import { createDenoThreadRuntimes } from "./live/deno-threads.ts";
 
 export function denoSessionsHost(files: FileTree = denoFileTree()): SessionsHost {

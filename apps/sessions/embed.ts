@@ -11,10 +11,10 @@
 import { openSqlStore } from "#lib/db/open";
 import type { Logger } from "#lib/log";
 import type { FetchHandler, HostRuntime } from "#lib/runtime";
-import { type SessionsHost, webUi, worktreeRoots } from "./cli.ts";
+import { type SessionsHost, webUi, worktreeRoots } from "./host.ts";
 
-export type { SessionsHost } from "./cli.ts";
-export { uiDirectoryOf } from "./cli.ts";
+export type { SessionsHost } from "./host.ts";
+export { uiDirectoryOf } from "./host.ts";
 
 export interface EmbeddedSessions {
   handler: FetchHandler;

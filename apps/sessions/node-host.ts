@@ -1,7 +1,7 @@
 /** The session service's host pieces on Node: the file system, worker threads, the built web UI. */
 import { nodeFileTree, nodeHostPaths } from "#lib/adapters/node-files";
 import type { FileTree } from "#lib/files";
-import { type SessionsHost, uiDirectoryOf } from "./cli.ts";
+import { type SessionsHost, uiDirectoryOf } from "./host.ts";
 import { createNodeThreadRuntimes } from "./live/node-threads.ts";
 
 export interface NodeSessionsPlaces {

@@ -34,6 +34,7 @@ import { createSessionService, type SessionService } from "./app.ts";
 import { parseModuleCatalog, sandboxHostEnv } from "./domain/modules.ts";
 import { durableRuntimes, sessionRuntimeObject } from "./live/durable.ts";
 import { MODULE_CATALOG } from "./live/types.ts";
+import { firstRequestBanner } from "#lib/worker-banner";
 
 export interface SessionsWorkerEnv {
   SESSIONS: DurableObjectNamespace<SessionsObject>;
@@ -131,8 +132,17 @@ async function webUi(request: Request, env: SessionsWorkerEnv): Promise<Response
 /** The names this Worker answers (SESSIONS_ALLOWED_HOSTS beyond loopback and localhost). */
 let hosts: HostAllowlist | undefined;
 
+/** Where to go, printed at the first request (the Worker learns its origin there). */
+const banner = firstRequestBanner("session service", (origin) => [
+  ["web UI", `${origin}/`],
+  ["API", `${origin}/api/v1`],
+  ["OpenAPI", `${origin}/api/v1/openapi.json`],
+  ["worktrees", `no disk here: PUT files to ${origin}/api/v1/worktree-files?root=/demo&path=init.js first (README, "Run code in a session")`],
+]);
+
 export default {
   async fetch(request: Request, env: SessionsWorkerEnv): Promise<Response> {
+    if (env.LOG_LEVEL !== "silent") banner(request);
     try {
       hosts ??= hostAllowlist({ hosts: parseAllowedHosts(env.SESSIONS_ALLOWED_HOSTS) });
     } catch (err) {

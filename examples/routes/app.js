@@ -10,7 +10,8 @@
 const httpmod = require("httpmod");
 const resources = require("resources");
 const audit = require("audit");
-const { html, page, nameOf } = require("./lib/page.js");
+const { html } = httpmod; // escapes every interpolated value (docs/routes.md, "HTML")
+const { page, nameOf } = require("./lib/page.js");
 
 const app = httpmod.app();
 const user = httpmod.user().required();
@@ -110,9 +111,27 @@ app.post("/notes").auth(user).csrf().allow("notes:create").audit("note.create").
   res.redirect(303, `/notes/${encodeURIComponent(saved.id)}`);
 });
 
+/** What an edit changed, in a few words: the history shows it. */
+function changeOf(before, title, text) {
+  const parts = [];
+  if (before.title !== title) parts.push(`title "${before.title}" → "${title}"`);
+  if ((before.text || "") !== text) parts.push(`text ${(before.text || "").length} → ${text.length} characters`);
+  return parts.length === 0 ? "no change" : parts.join("; ");
+}
+
+/** The note's history, newest first: its changes (kept on the note: who, when, what) and the
+ * refusals the audit recorded for it. Reads are audited too (so a refusal is), but not shown. */
+async function historyOf(n) {
+  const denied = await audit.events({ resource: { type: "note", id: n.id }, outcome: "denied", limit: 20 });
+  const changes = (n.changes || []).map((c) => ({ ...c, outcome: "completed" }));
+  if (n.createdAt) changes.push({ at: n.createdAt, event: "note.create", outcome: "completed", who: n.ownerName || n.owner, change: "created" });
+  const refusals = denied.map((e) => ({ at: e.at, event: e.event, outcome: `denied${e.reason ? ` (${e.reason})` : ""}`, who: e.actor ? nameOf(e.actor) : "" }));
+  return [...changes, ...refusals].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)).slice(0, 30);
+}
+
 app.get("/notes/:id").auth(user).resource(note).allow("notes:read").audit("note.read").handle(async (ctx) => {
   const n = ctx.resource("note");
-  const history = await audit.events({ resource: { type: "note", id: n.id }, limit: 20 });
+  const history = await historyOf(n);
   return page(
     n.title,
     ctx.actor,
@@ -122,29 +141,24 @@ app.get("/notes/:id").auth(user).resource(note).allow("notes:read").audit("note.
         <label>Text <textarea name="text">${n.text}</textarea></label>
         <button id="save">Save</button>
       </form>
-      <form class="inline" method="post" action="/notes/${encodeURIComponent(n.id)}/delete">${csrfField(ctx)}<button id="delete">Delete</button></form>
       <h2>History</h2>
-      <table id="history"><tr><th>At</th><th>Event</th><th>Outcome</th><th>Who</th></tr>${history.map(
+      <table id="history"><tr><th>At</th><th>Event</th><th>Outcome</th><th>Who</th><th>Change</th></tr>${history.map(
         (e) =>
           html`
-            <tr>
+            <tr class="${e.event === "note.create" ? "created" : ""}">
               <td>${e.at}</td>
               <td>${e.event}</td>
-              <td class="${e.outcome === "denied" ? "denied" : ""}">${e.outcome}${e.reason ? ` (${e.reason})` : ""}</td>
-              <td>${e.actor ? nameOf(e.actor) : ""}</td>
+              <td class="${e.outcome.startsWith("denied") ? "denied" : ""}">${e.outcome}</td>
+              <td>${e.who}</td>
+              <td>${e.change || ""}</td>
             </tr>
           `,
-      )}${n.createdAt && history.length < 20
-        // Its creation: the create route's audit event names no note (the id is made by the handler).
-        ? html`
-          <tr class="created">
-            <td>${n.createdAt}</td>
-            <td>note.create</td>
-            <td>completed</td>
-            <td>${n.ownerName || n.owner}</td>
-          </tr>
-        `
-        : ""}</table>
+      )}</table>
+      <h2>Delete</h2>
+      <form class="danger" method="post" action="/notes/${encodeURIComponent(n.id)}/delete">${csrfField(ctx)}
+        <p class="muted">Deleting removes the note for everyone in this workspace; the audit keeps that it happened.</p>
+        <button id="delete">Delete this note</button>
+      </form>
     `,
   );
 });
@@ -153,12 +167,22 @@ app.post("/notes/:id").auth(user).resource(note).csrf().allow("notes:write").aud
   const n = ctx.resource("note");
   const t = title(ctx.body);
   if (!t) return res.status(400).html(page("Not saved", ctx.actor, html`<p>A note needs a title of at most 200 characters.</p>`));
+  const text = String(ctx.body.text || "");
+  const now = new Date().toISOString();
   await resources.put({
     type: "note",
     id: n.id,
     tenantId: n.tenantId,
     owner: n.owner,
-    attributes: { title: t, text: String(ctx.body.text || ""), ownerName: n.ownerName, createdAt: n.createdAt, updatedAt: new Date().toISOString() },
+    attributes: {
+      title: t,
+      text,
+      ownerName: n.ownerName,
+      createdAt: n.createdAt,
+      updatedAt: now,
+      // The newest 20 edits, for the history (the audit says that an edit happened, not what it changed).
+      changes: [{ at: now, event: "note.update", who: nameOf(ctx.actor), change: changeOf(n, t, text) }, ...(n.changes || [])].slice(0, 20),
+    },
   });
   res.redirect(303, `/notes/${encodeURIComponent(n.id)}`);
 });
@@ -171,10 +195,11 @@ app.post("/notes/:id/delete").auth(user).resource(note).csrf().allow("notes:dele
 // Admins only (policy.yaml): the audit events, newest first, 50 a page (as far back as the
 // newest 1,000, which is all audit.events gives at once).
 const PAGE = 50;
-app.get("/admin/audit").auth(user).allow("audit:read").handle(async (ctx) => {
+// Audited, so a refusal shows with `routes audit --outcome denied`.
+app.get("/admin/audit").auth(user).allow("audit:read").audit("audit.read").handle(async (ctx) => {
   const q = ctx.request.query;
-  const outcome = ["allowed", "denied", "completed", "failed"].includes(q.outcome) ? q.outcome : undefined;
-  const pageNo = Math.min(Math.max(parseInt(q.page, 10) || 1, 1), 1000 / PAGE);
+  const outcome = ["allowed", "denied", "completed", "failed"].find((o) => o === q.outcome);
+  const pageNo = Math.min(Math.max(parseInt(String(q.page), 10) || 1, 1), 1000 / PAGE);
   const fetched = await audit.events({ outcome, limit: Math.min(pageNo * PAGE + 1, 1000) });
   const events = fetched.slice((pageNo - 1) * PAGE, pageNo * PAGE);
   const link = (n) => `/admin/audit?${outcome ? `outcome=${outcome}&` : ""}page=${n}`;

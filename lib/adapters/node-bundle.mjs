@@ -19,6 +19,9 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CACHE = resolve(ROOT, "node_modules/.cache/entries");
 /** Older bundles of an entry (its sources changed since) are removed after this long. */
 const STALE_MS = 10 * 60_000;
+/** Chunks no entry's cache names are removed after this long: a long-running process may still
+ * import one it has not needed yet (a chunk loads on first use). */
+const STALE_CHUNK_MS = 24 * 60 * 60_000;
 
 /** What identifies a source's content cheaply; "unstable" never matches (see `build`). */
 const stamp = (path, builtAt = Infinity) => {
@@ -41,7 +44,10 @@ function cached(name) {
   for (const [path, seen] of Object.entries(manifest.inputs)) if (stamp(resolve(ROOT, path)) !== seen) return undefined;
   if (manifest.bundle === null) return { bundle: null };
   const bundle = resolve(CACHE, manifest.bundle);
-  return statSync(bundle, { throwIfNoEntry: false }) ? { bundle: pathToFileURL(bundle) } : undefined;
+  for (const file of [bundle, ...(manifest.chunks ?? []).map((c) => resolve(CACHE, c))]) {
+    if (!statSync(file, { throwIfNoEntry: false })) return undefined;
+  }
+  return { bundle: pathToFileURL(bundle) };
 }
 
 function writeAside(path, text) {
@@ -79,24 +85,55 @@ const buildOptions = (entryPath, name) => ({
   target: "node20",
   packages: "external",
   sourcemap: "inline",
+  // What an entry imports with `import()` is a chunk of its own, loaded when it is first imported
+  // (the route host's main thread does not load the identity provider's code until a script
+  // mounts it); modules both sides use are in chunks they share, so each is loaded once.
+  // Chunks are named by their content and shared by the entries of the cache.
+  splitting: true,
   // Source map paths are relative to this (the bundle's directory), so traces name the sources.
-  outfile: resolve(CACHE, `${name}.mjs`),
+  outdir: CACHE,
+  entryNames: name,
+  chunkNames: "chunk-[hash]",
+  outExtension: { ".js": ".mjs" },
   sourcesContent: false,
   metafile: true,
   write: false,
   logLevel: "silent",
 });
 
+/** Removes the chunks that neither `keeping` nor any entry's cache names, once they are stale. */
+function removeStaleChunks(keeping) {
+  const files = readdirSync(CACHE);
+  const named = new Set(keeping);
+  for (const file of files) {
+    if (!file.endsWith(".json")) continue;
+    try {
+      for (const chunk of JSON.parse(readFileSync(resolve(CACHE, file), "utf8")).chunks ?? []) named.add(chunk);
+    } catch {
+      // another process is replacing it: its chunks are new
+    }
+  }
+  for (const file of files) {
+    const path = resolve(CACHE, file);
+    if (file.startsWith("chunk-") && !named.has(file) && Date.now() - statSync(path, { throwIfNoEntry: false })?.mtimeMs > STALE_CHUNK_MS) {
+      rmSync(path, { force: true });
+    }
+  }
+}
+
 /** Caches a build's result (see `cached`); the bundle's URL, or undefined if it cannot be used. */
 function keep(result, name, builtAt) {
-  const code = result.outputFiles[0].text;
+  const entryOut = resolve(CACHE, `${name}.mjs`);
+  const code = result.outputFiles.find((f) => f.path === entryOut).text;
+  const chunks = result.outputFiles.filter((f) => f.path !== entryOut);
   // This file too: a change of the build options rebuilds.
   const inputs = { [relative(ROOT, fileURLToPath(import.meta.url))]: stamp(fileURLToPath(import.meta.url), builtAt) };
   for (const input of Object.keys(result.metafile.inputs)) inputs[relative(ROOT, resolve(input))] = stamp(resolve(input), builtAt);
   mkdirSync(CACHE, { recursive: true });
   // `import.meta.url` of a source would point into the cache, not beside the source: such an
   // entry is not bundled, and that is remembered like a bundle.
-  if (/\bimport\.meta\b/.test(code.slice(0, code.lastIndexOf("//# sourceMappingURL=")))) {
+  const usesImportMeta = (text) => /\bimport\.meta\b/.test(text.slice(0, text.lastIndexOf("//# sourceMappingURL=")));
+  if (usesImportMeta(code) || chunks.some((c) => usesImportMeta(c.text))) {
     writeAside(resolve(CACHE, `${name}.json`), JSON.stringify({ bundle: null, inputs }));
     return undefined;
   }
@@ -105,9 +142,13 @@ function keep(result, name, builtAt) {
     const path = resolve(CACHE, old);
     if (old.startsWith(`${name}@`) && old !== bundleName && Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { force: true });
   }
+  removeStaleChunks(new Set(chunks.map((c) => relative(CACHE, c.path))));
   const bundle = resolve(CACHE, bundleName);
+  // Written again even if present: a chunk's age tells that no entry has used it for a while.
+  for (const chunk of chunks) writeAside(chunk.path, chunk.text);
   writeAside(bundle, code);
-  writeAside(resolve(CACHE, `${name}.json`), JSON.stringify({ bundle: bundleName, inputs }));
+  const chunkNames = chunks.map((c) => relative(CACHE, c.path));
+  writeAside(resolve(CACHE, `${name}.json`), JSON.stringify({ bundle: bundleName, chunks: chunkNames, inputs }));
   return pathToFileURL(bundle);
 }
 

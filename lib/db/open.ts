@@ -43,12 +43,26 @@ export async function openSqlStore(runtime: Pick<HostRuntime, "ensureDir" | "res
   const { default: AsyncDatabase } = await import("libsql/promise");
   const writer = new AsyncDatabase(path, {});
   // Other processes may write the same file (instances of the identity provider): a transaction
-  // waits up to 5 s for their write lock instead of failing with SQLITE_BUSY at once.
+  // waits up to 5 s for their write lock instead of failing with SQLITE_BUSY at once; sqlite.ts
+  // retries its BEGIN (lockWait) at a finer pace than SQLite's busy handler, which the writer
+  // keeps while it switches the file to WAL.
   await writer.exec("PRAGMA busy_timeout = 5000");
   await writer.exec("PRAGMA journal_mode = WAL");
   await writer.exec("PRAGMA synchronous = FULL");
+  await writer.exec("PRAGMA busy_timeout = 0");
   // In WAL mode the reader never waits for the writer, and sees committed data only.
   const reader = new Database(path);
   reader.exec("PRAGMA busy_timeout = 5000");
-  return groupCommit(sqliteStore({ writer: writer as unknown as SqliteConnection, reader: reader as SqliteConnection }), { schedule: afterThisTurn });
+  const lockWait = { timeoutMs: LOCK_WAIT_MS, pause: pauseForLock };
+  return groupCommit(sqliteStore({ writer: writer as unknown as SqliteConnection, reader: reader as SqliteConnection, lockWait }), {
+    schedule: afterThisTurn,
+  });
 }
+
+const LOCK_WAIT_MS = 5000;
+
+/**
+ * Between two tries at another process's write lock: the next turn of the event loop for the
+ * first tries (each try is a trip to libsql's thread, tens of microseconds), then 1 ms.
+ */
+const pauseForLock = (attempt: number) => new Promise<void>((resolve) => (attempt <= 4 ? setImmediate(resolve) : setTimeout(resolve, 1)));

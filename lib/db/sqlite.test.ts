@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type SqliteConnection, sqliteStore } from "./sqlite.ts";
+import { isBusyError } from "./store.ts";
 
 let dir: string;
 let path: string;
@@ -68,5 +69,40 @@ describe("sqliteStore", () => {
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(await store.query("SELECT id FROM items ORDER BY id")).toEqual([{ id: "a" }, { id: "c" }]);
     await store.close();
+  });
+
+  it("with lockWait, a batch that finds another connection's write lock tries again after each pause and commits once it is free", async () => {
+    const other = new Database(path) as SqliteConnection;
+    other.exec("BEGIN IMMEDIATE"); // another process holding the write lock
+    const writer = new AsyncDatabase(path, {}) as unknown as SqliteConnection;
+    await writer.exec("PRAGMA busy_timeout = 0");
+    const pauses: number[] = [];
+    const pause = async (attempt: number) => {
+      pauses.push(attempt);
+      if (attempt === 3) other.exec("COMMIT");
+    };
+    const store = sqliteStore({ writer, reader: new Database(path) as SqliteConnection, lockWait: { timeoutMs: 5000, pause } });
+    expect(await store.batch([insert("a")])).toEqual([1]);
+    expect(pauses).toEqual([1, 2, 3]);
+    expect(await store.query("SELECT id FROM items")).toEqual([{ id: "a" }]);
+    await store.close();
+    other.close();
+  });
+
+  it("with lockWait, gives up with the busy error once the wait is over, and nothing is written", async () => {
+    const other = new Database(path) as SqliteConnection;
+    other.exec("BEGIN IMMEDIATE");
+    const writer = new AsyncDatabase(path, {}) as unknown as SqliteConnection;
+    await writer.exec("PRAGMA busy_timeout = 0");
+    let clock = 0;
+    const lockWait = { timeoutMs: 100, now: () => clock, pause: async () => void (clock += 40) };
+    const store = sqliteStore({ writer, reader: new Database(path) as SqliteConnection, lockWait });
+    const err = await store.batch([insert("a")]).catch((e: unknown) => e);
+    expect(isBusyError(err)).toBe(true);
+    expect(clock).toBe(120); // three pauses, then the deadline
+    other.exec("ROLLBACK");
+    expect(await store.query("SELECT id FROM items")).toEqual([]);
+    await store.close();
+    other.close();
   });
 });

@@ -13,8 +13,14 @@
  * - the reader answers `query` and sees only committed data (WAL mode), never a batch half-way.
  * A `:memory:` database exists on one connection only: reads and writes share it, and a batch
  * runs synchronously from BEGIN to COMMIT, so no read can land inside it.
+ *
+ * Several processes on one file (instances of the identity provider) take turns at the write
+ * lock. SQLite's own busy handler sleeps 1, 2, 5, 10 ms and longer between its tries, while a
+ * commit holds the lock for a fraction of a millisecond (measured: a waiter got a lock held for
+ * 3 ms after 8 to 33 ms); with `lockWait` the writer's BEGIN is retried from here instead, at
+ * the pace the caller's `pause` sets, off the JavaScript thread as before.
  */
-import type { SqlRow, SqlStatement, SqlStore, SqlValue } from "./store.ts";
+import { isBusyError, type SqlRow, type SqlStatement, type SqlStore, type SqlValue } from "./store.ts";
 
 /** The slice of a `libsql` statement this store uses. */
 export interface SqliteStatement {
@@ -34,6 +40,11 @@ export interface SqliteStoreOptions {
   writer: SqliteConnection;
   /** Answers `query`; must be synchronous. Without it the writer reads (and must be synchronous). */
   reader?: SqliteConnection;
+  /**
+   * Retries a BEGIN that found the write lock held (SQLITE_BUSY) until `timeoutMs` have passed,
+   * awaiting `pause(attempt)` between tries; for a writer whose own busy_timeout is 0.
+   */
+  lockWait?: { timeoutMs: number; pause(attempt: number): Promise<void>; now?: () => number };
 }
 
 /** Prepared statements kept per connection (a few dozen distinct texts in practice). */
@@ -72,6 +83,22 @@ export function sqliteStore(options: SqliteStoreOptions): SqlStore {
   /** Batches run one after the other on the writer. */
   let tail: Promise<unknown> = Promise.resolve();
 
+  async function begin(): Promise<void> {
+    const wait = options.lockWait;
+    const now = wait?.now ?? (() => performance.now());
+    const deadline = wait ? now() + wait.timeoutMs : 0;
+    for (let attempt = 1;; attempt++) {
+      try {
+        const begun = writer.exec("BEGIN IMMEDIATE");
+        if (isPromise(begun)) await begun;
+        return;
+      } catch (err) {
+        if (!wait || !isBusyError(err) || now() >= deadline) throw err;
+        await wait.pause(attempt);
+      }
+    }
+  }
+
   async function transact(statements: SqlStatement[]): Promise<number[]> {
     let rollback = writeStatement("ROLLBACK");
     if (isPromise(rollback)) rollback = await rollback;
@@ -80,8 +107,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqlStore {
     // asynchronous writer has a connection of its own: its BEGIN goes off the JavaScript thread,
     // where waiting for another process's write lock (busy_timeout) holds nothing else up, and it
     // may await a first preparation.
-    const begun = writer.exec("BEGIN IMMEDIATE");
-    if (isPromise(begun)) await begun;
+    await begin();
     try {
       const changes: number[] = [];
       for (const s of statements) {

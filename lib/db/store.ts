@@ -37,3 +37,9 @@ export function isUniqueViolation(err: unknown): boolean {
   const text = err instanceof Error ? `${err.message} ${String((err as { cause?: unknown }).cause ?? "")}` : String(err);
   return /UNIQUE constraint failed|SQLITE_CONSTRAINT_UNIQUE|SQLITE_CONSTRAINT_PRIMARYKEY/i.test(text);
 }
+
+/** True when the database answered that another connection holds the lock it needs (SQLITE_BUSY). */
+export function isBusyError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "SQLITE_BUSY" || /database is locked|SQLITE_BUSY/i.test(String((err as Error)?.message ?? err));
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BodyLimitError, maxBodyPieces, readBoundedBytes } from "./body-limit.ts";
+import { BodyLimitError, maxBodyPieces, readBoundedBytes, releaseUnreadBody } from "./body-limit.ts";
 
 /** A body as a runtime receives it (Node's IncomingMessage is an async iterable of chunks). */
 async function* chunks(...pieces: (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
@@ -49,5 +49,49 @@ describe("readBoundedBytes from the body as received", () => {
       throw new Error("aborted");
     }
     await expect(readBoundedBytes(post(), 100, broken())).rejects.toMatchObject({ code: "BODY_UNREADABLE" });
+  });
+});
+
+describe("releaseUnreadBody", () => {
+  /** A request whose body never ends, and whether it was cancelled. */
+  function endless() {
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({ cancel: () => void (cancelled = true) });
+    const request = new Request("http://host.test/x", { method: "POST", body, duplex: "half" } as RequestInit);
+    return { request, cancelled: () => cancelled };
+  }
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+  it("cancels the body a refusal left unread, so the runtime answers without waiting for it", async () => {
+    const held = endless();
+    await releaseUnreadBody(held.request, new Response("no", { status: 413 }));
+    await settle();
+    expect(held.cancelled()).toBe(true);
+  });
+
+  it("reads a body declared small enough to end soon to its end instead (a cancel spoils the connection under wrangler dev)", async () => {
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => (c.enqueue(new Uint8Array(1024 * 1024 + 1)), c.close()),
+      cancel: () => void (cancelled = true),
+    });
+    const request = new Request(
+      "http://host.test/x",
+      { method: "POST", body, duplex: "half", headers: { "content-length": String(1024 * 1024 + 1) } } as RequestInit,
+    );
+    await releaseUnreadBody(request, new Response("no", { status: 413 }));
+    expect(cancelled).toBe(false);
+    expect(request.bodyUsed || request.body!.locked).toBe(true);
+  });
+
+  it("leaves an answer below 400, and a body the app read or handed on, alone", async () => {
+    const ok = endless();
+    await releaseUnreadBody(ok.request, new Response("ok"));
+    const handedOn = endless();
+    const reader = handedOn.request.body!.getReader();
+    await releaseUnreadBody(handedOn.request, new Response("no", { status: 404 }));
+    await settle();
+    expect([ok.cancelled(), handedOn.cancelled()]).toEqual([false, false]);
+    reader.releaseLock();
   });
 });

@@ -114,3 +114,25 @@ export function boundedStream(request: Request, maxBytes: number): { body: Reada
   );
   return { body: counted, exceeded: () => over };
 }
+
+/**
+ * After a refusal that never read the request body (413 on its declared length, 404, 405, 429 ...):
+ * cancels the body, so the runtime sends the answer now. Without it workerd holds the answer back
+ * while the client still sends (under `wrangler dev` its proxy then answers 503 "restarted
+ * mid-request" instead). A body the app read, or handed on (a locked stream), is left alone; so
+ * is every answer below 400.
+ */
+export async function releaseUnreadBody(request: Request, response: Response): Promise<void> {
+  if (response.status < 400 || request.method === "GET" || request.method === "HEAD") return;
+  const body = request.body;
+  if (!body || request.bodyUsed || body.locked) return;
+  // Touching the body once the answer is out spoils the connection it came on (under `wrangler dev`
+  // the next request on it got that 503), so a body declared small enough to end soon is read to
+  // its end first, and only one that may never end is cancelled.
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (Number.isSafeInteger(declared) && declared <= DRAINED_BODY_BYTES) await body.pipeTo(new WritableStream()).catch(() => {});
+  else body.cancel().catch(() => {});
+}
+
+/** The largest declared body releaseUnreadBody reads to its end rather than cancels. */
+export const DRAINED_BODY_BYTES = 8 * 1024 * 1024;

@@ -30,4 +30,13 @@ describe("clientView", () => {
     expect(clientView(req("http://app.test/", headers), "192.168.1.9", proxy)).toEqual({ address: "192.168.1.9", https: false });
     expect(clientView(req("http://app.test/"), "10.0.0.1", proxy)).toEqual({ address: "10.0.0.1", https: false });
   });
+
+  it("drops the port a proxy writes with a hop: each connection of one client is one client", () => {
+    const proxy = parseTrustedProxy("10.0.0.1,10.0.0.2");
+    const at = (xff: string) => clientView(req("http://app.test/", { "x-forwarded-for": xff }), "10.0.0.1", proxy).address;
+    expect(at("203.0.113.7:5123")).toBe("203.0.113.7");
+    expect(at("6.6.6.6, 203.0.113.7:5124, 10.0.0.2:443")).toBe("203.0.113.7");
+    expect(at("[2001:db8::1]:5123")).toBe("2001:db8::1");
+    expect(at("[2001:db8::1]")).toBe("2001:db8::1");
+  });
 });

@@ -20,6 +20,10 @@ export class TrustedProxyError extends CodedError<"INVALID_TRUSTED_PROXY"> {}
 /** Addresses as the runtimes write them (IPv4-mapped IPv6 as IPv4, no brackets, lower case). */
 const canonical = (address: string) => address.trim().toLowerCase().replace(/^\[|\]$/g, "").replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
 
+/** An `X-Forwarded-For` hop as an address: some proxies add the client's port (`203.0.113.7:5123`,
+ * `[2001:db8::1]:5123`), and a client's every connection would otherwise be another client. */
+const hopAddress = (hop: string) => canonical(hop.trim().replace(/^(\[[^\]]*\]):\d+$|^(\d+\.\d+\.\d+\.\d+):\d+$/, "$1$2"));
+
 /** An IPv4 or IPv6 address as written (no name: a proxy is known by the address it connects from). */
 function isAddress(text: string): boolean {
   if (!/^[0-9a-f:.]+$/.test(text)) return false;
@@ -56,7 +60,7 @@ export function clientView(request: Request, peer: string | undefined, proxy: Tr
   const https = request.url.startsWith("https:");
   if (proxy.kind === "cloudflare") return { address: request.headers.get("cf-connecting-ip") ?? peer, https };
   if (proxy.kind === "none" || peer === undefined || !proxy.addresses.has(canonical(peer))) return { address: peer, https };
-  const hops = (request.headers.get("x-forwarded-for") ?? "").split(",").map(canonical).filter((h) => h !== "");
+  const hops = (request.headers.get("x-forwarded-for") ?? "").split(",").map(hopAddress).filter((h) => h !== "");
   let address = peer;
   for (let i = hops.length - 1; i >= 0; i--) {
     address = hops[i]!;

@@ -3,5 +3,5 @@ export * from "./pool.ts";
 export * from "./threads.ts";
 export * from "./sandbox-side.ts";
 export * from "./request-threads.ts";
-export * from "./in-process.ts";
+export * from "./sandbox-set.ts";
 export * from "./wire.ts";

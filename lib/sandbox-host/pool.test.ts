@@ -30,7 +30,7 @@ function inMemorySpawn(serve: (endpoint: ThreadEndpoint<In, Out>) => void): Spaw
   };
 }
 
-function thread(endpoint: ThreadEndpoint<In, Out>) {
+function thread(endpoint: ThreadEndpoint<In, Out>, heartbeatMs?: number) {
   let base = 0;
   serveThreadCalls(endpoint, {
     init: (init) => void (base = init.base),
@@ -49,7 +49,7 @@ function thread(endpoint: ThreadEndpoint<In, Out>) {
       }
       return answers;
     },
-  });
+  }, { heartbeatMs });
 }
 
 /** `[[[...]]]`, built without recursion. */
@@ -62,6 +62,22 @@ function nested(depth: number): unknown {
 describe("the thread pool", () => {
   const pool = () =>
     createThreadPool<{ base: number }, Req, unknown, string, object>(inMemorySpawn(thread), { size: 1, init: () => ({ base: 40 }), newState: () => ({}) });
+
+  it("hears a thread's heartbeat while its calls only wait, and none once they are answered", async () => {
+    const alive: number[] = [];
+    const p = createThreadPool<{ base: number }, Req, unknown, string, object>(inMemorySpawn((e) => thread(e, 5)), {
+      size: 1,
+      init: () => ({ base: 0 }),
+      newState: () => ({}),
+      onAlive: () => void alive.push(1),
+    });
+    expect(await p.call(p.pick(() => false), { op: "slow", ms: 60 }, 1000)).toBe("slept");
+    expect(alive.length).toBeGreaterThanOrEqual(2);
+    const heard = alive.length;
+    await new Promise((r) => setTimeout(r, 30));
+    expect(alive.length).toBe(heard);
+    p.shutdown();
+  });
 
   it("answers calls with the thread's results", async () => {
     const p = pool();

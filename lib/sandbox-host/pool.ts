@@ -107,6 +107,8 @@ export type PoolReply<Res, Ev> = OnePoolReply<Res, Ev> | Batch<OnePoolReply<Res,
 
 type OnePoolReply<Res, Ev> =
   | { t: "ready" }
+  /** Calls are running and the thread is free (ServeThreadOptions.heartbeatMs). */
+  | { t: "alive" }
   | { t: "event"; id: number; event: Ev }
   | { t: "ask"; id: number; ask: number; question: unknown }
   | { t: "done"; id: number; res: Res }
@@ -145,6 +147,8 @@ export interface ThreadPoolOptions<Init, S> {
   newState: () => S;
   /** A thread is gone (after its calls were rejected), unless the pool is shutting down. */
   onThreadLost?: (thread: PoolThread<S>, reason: string) => void;
+  /** The thread's heartbeat: its calls are waiting, none is running (ServeThreadOptions). */
+  onAlive?: (thread: PoolThread<S>) => void;
 }
 
 export interface ThreadPool<Req, Res, Ev, S> {
@@ -230,6 +234,7 @@ export function createThreadPool<Init, Req, Res, Ev, S>(
       for (const p of thread.pending.values()) watch(thread, p);
       return;
     }
+    if (message.t === "alive") return options.onAlive?.(thread);
     const pending = thread.pending.get(message.id);
     if (!pending) return;
     if (message.t === "ask") {
@@ -321,9 +326,17 @@ export interface ThreadService<Init, Req, Res, Ev> {
   handle(req: Req, emit: (event: Ev) => void, ask: (question: unknown) => Promise<unknown>): Promise<Res>;
 }
 
+export interface ServeThreadOptions {
+  /** While calls run, tell the host every this many ms that the thread is free (its calls wait on
+   * a timer or a host call, none runs), unless it answered a call since: a timer fires only when
+   * the thread is free, so a spinning call silences it (request-threads.ts reads the silence). */
+  heartbeatMs?: number;
+}
+
 export function serveThreadCalls<Init, Req, Res, Ev>(
   endpoint: ThreadEndpoint<PoolMessage<Init, Req>, PoolReply<Res, Ev>>,
   service: ThreadService<Init, Req, Res, Ev>,
+  options: ServeThreadOptions = {},
 ): void {
   let initialized: Promise<void> | undefined;
   /** `init` succeeded: calls need not wait for `initialized` (a turn of the microtask queue each). */
@@ -342,6 +355,17 @@ export function serveThreadCalls<Init, Req, Res, Ev>(
       }
     },
   );
+  /** Calls started and not answered; whether one was answered since the last heartbeat. */
+  let running = 0;
+  let answered = false;
+  let heartbeat: ReturnType<typeof setTimeout> | undefined;
+  const beat = () => {
+    heartbeat = undefined;
+    if (running === 0) return;
+    if (!answered) post({ t: "alive" });
+    answered = false;
+    heartbeat = setTimeout(beat, options.heartbeatMs);
+  };
   endpoint.listen(unbatching<OnePoolMessage<Init, Req>>((message) => {
     if (message.t === "answer") {
       const waiter = asked.get(message.ask);
@@ -368,6 +392,8 @@ export function serveThreadCalls<Init, Req, Res, Ev>(
   }));
 
   async function answer(id: number, req: Req): Promise<void> {
+    running++;
+    if (options.heartbeatMs !== undefined && heartbeat === undefined) heartbeat = setTimeout(beat, options.heartbeatMs);
     try {
       if (!initDone) {
         if (!initialized) throw new Error("the thread was not initialised");
@@ -394,5 +420,7 @@ export function serveThreadCalls<Init, Req, Res, Ev>(
     } catch (err) {
       post({ t: "fail", id, ...failure(err) });
     }
+    running--;
+    answered = true;
   }
 }

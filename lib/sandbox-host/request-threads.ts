@@ -7,6 +7,12 @@
  * the main thread: the messages of one turn cross as one batch), but only while it keeps
  * answering. A thread stuck in a long handler gets nothing more to wait behind it: requests wait in
  * the host's queue for the first thread that is free.
+ *
+ * A thread may run several calls at once (`sandboxes`: a handler that waits on a timer or a host
+ * call holds a sandbox, not the thread). Its heartbeat (ServeThreadOptions.heartbeatMs, every
+ * HEARTBEAT_MS while its calls only wait) counts as answering, so it keeps taking requests, up to
+ * a sandbox each plus the queue; a spinning handler silences the heartbeat, and requests go to
+ * the other threads.
  */
 import { type AskHandler, createThreadPool, type PoolMessage, type PoolReply, type PoolThread, type ThreadPool } from "./pool.ts";
 import type { SpawnThread } from "./threads.ts";
@@ -14,11 +20,14 @@ import type { SpawnThread } from "./threads.ts";
 /** A busy thread that has not answered for this long takes no more queued requests. */
 export const PIPELINE_STALL_MS = 10;
 
+/** How often a thread whose calls only wait says so (well inside PIPELINE_STALL_MS). */
+export const HEARTBEAT_MS = PIPELINE_STALL_MS / 2;
+
 /** The scheduler's bookkeeping beside the owner's state `S`. */
 export interface Load {
   /** Requests posted to it and not answered. */
   slots: number;
-  /** When it last answered, or took work while idle (performance.now()). */
+  /** When it last answered, sent its heartbeat, or took work while idle (performance.now()). */
   progressAt: number;
 }
 
@@ -31,6 +40,9 @@ export interface RequestThreadsOptions<Init, S> {
   newState: () => S;
   /** Requests a busy thread may have queued (default 4; 1: only idle threads take requests). */
   depth?: number;
+  /** Calls a thread runs at once (its sandboxes; default 1): a thread that keeps answering takes
+   * up to `sandboxes + depth - 1`. */
+  sandboxes?: number;
 }
 
 export interface RequestThreads<Req, Res, S> {
@@ -51,6 +63,7 @@ export function createRequestThreads<Init, Req, Res, S>(
   options: RequestThreadsOptions<Init, S>,
 ): RequestThreads<Req, Res, S> {
   const depth = Math.max(1, options.depth ?? 4);
+  const capacity = Math.max(1, options.sandboxes ?? 1) + depth - 1;
   const waiting: ((thread: RequestThread<S>) => void)[] = [];
   const pool: ThreadPool<Req, Res, never, S & Load> = createThreadPool(spawn, {
     size: options.threads,
@@ -58,11 +71,15 @@ export function createRequestThreads<Init, Req, Res, S>(
     newState: () => ({ ...options.newState(), slots: 0, progressAt: 0 }),
     // A lost thread's waiters were rejected; the queue moves on to the replacement.
     onThreadLost: () => queueMicrotask(pump),
+    onAlive(thread) {
+      thread.state.progressAt = performance.now();
+      pump();
+    },
   });
 
   function takesMore(thread: RequestThread<S>): boolean {
     const s = thread.state;
-    return s.slots === 0 || (s.slots < depth && performance.now() - s.progressAt < PIPELINE_STALL_MS);
+    return s.slots === 0 || (s.slots < capacity && performance.now() - s.progressAt < PIPELINE_STALL_MS);
   }
   function take(thread: RequestThread<S>): void {
     if (thread.state.slots++ === 0) thread.state.progressAt = performance.now();
@@ -70,7 +87,11 @@ export function createRequestThreads<Init, Req, Res, S>(
   /** Hands free threads to waiting requests. */
   function pump(): void {
     while (waiting.length > 0) {
-      const thread = pool.pick((a, b) => a.state.slots < b.state.slots);
+      // One that takes more first (a thread stuck in a handler may have the fewest), then the least loaded.
+      const thread = pool.pick((a, b) => {
+        const ta = takesMore(a);
+        return ta !== takesMore(b) ? ta : a.state.slots < b.state.slots;
+      });
       if (!takesMore(thread)) return;
       take(thread);
       waiting.shift()!(thread);

@@ -1,12 +1,12 @@
 /**
  * The sandbox side of an app: what runs where its sandboxes live, on a thread of the pool
- * (`serveSandboxThread`) or on the calling thread (`inProcessSide`). An app writes it once, as a
+ * (`serveSandboxThread`) or on the calling thread (the app calls it directly). An app writes it once, as a
  * function of a QuickJS engine and its init data, and keeps only its protocol (what crosses):
  * the route host loads a script and dispatches handlers, the session service opens sessions and
  * runs executions.
  */
 import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
-import { type PoolMessage, type PoolReply, serveThreadCalls } from "./pool.ts";
+import { type PoolMessage, type PoolReply, serveThreadCalls, type ServeThreadOptions } from "./pool.ts";
 import type { ThreadEndpoint } from "./threads.ts";
 
 /** Puts a question to the host while a call runs (a service call, a database read). */
@@ -27,35 +27,7 @@ export interface SandboxThreadInit {
   maxHeapMb: number;
 }
 
-export interface SandboxThreadOptions {
-  /** Calls run one after another (the host may post the next before this one is answered), so a
-   * question asked during a call belongs to that call. Default false: calls interleave at awaits. */
-  oneAtATime?: boolean;
-}
-
-/** One call after another: each starts when the one before has settled (at once when none is
- * running: no turn of the microtask queue, no closure to chain). */
-export function serialized<Req, Res, Ev>(side: SandboxSide<Req, Res, Ev>): SandboxSide<Req, Res, Ev> {
-  let queue: Promise<unknown> = Promise.resolve();
-  /** Calls started or waiting that have not settled. */
-  let active = 0;
-  const settled = () => void active--;
-  const start = (req: Req, emit: (event: Ev) => void, ask: AskHost): Promise<Res> => {
-    try {
-      return side.handle(req, emit, ask);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  };
-  return {
-    handle(req, emit, ask) {
-      const turn = active === 0 ? start(req, emit, ask) : queue.then(() => start(req, emit, ask));
-      active++;
-      queue = turn.then(settled, settled);
-      return turn;
-    },
-  };
-}
+export type SandboxThreadOptions = ServeThreadOptions;
 
 /**
  * The thread entry: loads this thread's own QuickJS engine (with the heap cap from `init`), opens
@@ -70,9 +42,8 @@ export function serveSandboxThread<Init extends SandboxThreadInit, Req, Res, Ev>
   let side: SandboxSide<Req, Res, Ev>;
   serveThreadCalls(endpoint, {
     async init(init) {
-      const opened = await open(await loadQuickJS({ maxHeapMb: init.maxHeapMb }), init);
-      side = options.oneAtATime ? serialized(opened) : opened;
+      side = await open(await loadQuickJS({ maxHeapMb: init.maxHeapMb }), init);
     },
     handle: (req, emit, ask) => side.handle(req, emit, ask),
-  });
+  }, options);
 }

@@ -14,6 +14,7 @@ import { hostErrorToSandbox } from "./modules.ts";
 import { BOOTSTRAP_SOURCE, LOADER_SOURCE, PRELUDE_SOURCE } from "./prelude.ts";
 import { HandleScope, withScope } from "./scope.ts";
 import type { SavedGlobal } from "./types.ts";
+import { WEB_GLOBAL_LIST } from "./web.ts";
 
 export interface BootstrapOptions {
   /** false: console methods are no-ops. */
@@ -22,6 +23,13 @@ export interface BootstrapOptions {
   onConsole: ConsoleSink;
   /** Makes the sandbox's global `require` (owned by the caller). */
   newRequire(): QuickJSHandle;
+  /** Makes the host function that loads the web globals' chunks (web.ts), owned by the caller. */
+  newWebLoader(): QuickJSHandle;
+  /** Install the web platform globals (default true). */
+  webGlobals?: boolean;
+  /** Runs the compile of a lazily loaded helper group with heap to spare (Outcomes.withHeadroom):
+   * its first use may come when the sandbox has used up its heap. */
+  withHeadroom<T>(fn: () => T): T;
 }
 
 const HELPER_EVAL = { type: "global", strict: true } as const;
@@ -54,9 +62,11 @@ export class SandboxHelpers {
         }),
       );
       const req = scope.manage(this.options.newRequire());
+      const loadWeb = scope.manage(this.options.newWebLoader());
+      const webGlobals = scope.manage(ctx.newString(this.options.webGlobals === false ? "" : WEB_GLOBAL_LIST));
       const factory = scope.manage(ctx.unwrapResult(ctx.evalCode(BOOTSTRAP_SOURCE, "<sandbox>", HELPER_EVAL)));
       const capture = this.options.captureConsole ? ctx.true : ctx.false;
-      const list = scope.manage(ctx.unwrapResult(ctx.callFunction(factory, ctx.undefined, emit, capture, load, req)));
+      const list = scope.manage(ctx.unwrapResult(ctx.callFunction(factory, ctx.undefined, emit, capture, load, req, loadWeb, webGlobals)));
       const at = (i: number): QuickJSHandle => ctx.getProp(list, i);
       this.bootHelpers = { intrinsics: at(0), fromHostJson: at(1), fromHostBytes: at(2), defineGlobal: at(3) };
       return this.bootHelpers;
@@ -67,31 +77,35 @@ export class SandboxHelpers {
   formatting(): FormatHelpers | undefined {
     if (this.formatHelpers) return this.formatHelpers;
     const ctx = this.ctx;
-    return withScope((scope) => {
-      const fn = ctx.evalCode(PRELUDE_SOURCE, "<sandbox>", HELPER_EVAL);
-      if (fn.error) return void scope.manage(fn.error);
-      scope.manage(fn.value);
-      const maxJson = scope.manage(ctx.newNumber(MAX_VALUE_JSON_CHARS));
-      const list = ctx.callFunction(fn.value, ctx.undefined, this.boot().intrinsics, maxJson);
-      if (list.error) return void scope.manage(list.error);
-      const h = scope.manage(list.value);
-      const at = (i: number): QuickJSHandle => ctx.getProp(h, i);
-      this.formatHelpers = { format: at(0), describe: at(1), describeError: at(2), toHost: at(3) };
-      return this.formatHelpers;
-    });
+    return this.options.withHeadroom(() =>
+      withScope((scope) => {
+        const fn = ctx.evalCode(PRELUDE_SOURCE, "<sandbox>", HELPER_EVAL);
+        if (fn.error) return void scope.manage(fn.error);
+        scope.manage(fn.value);
+        const maxJson = scope.manage(ctx.newNumber(MAX_VALUE_JSON_CHARS));
+        const list = ctx.callFunction(fn.value, ctx.undefined, this.boot().intrinsics, maxJson);
+        if (list.error) return void scope.manage(list.error);
+        const h = scope.manage(list.value);
+        const at = (i: number): QuickJSHandle => ctx.getProp(h, i);
+        this.formatHelpers = { format: at(0), describe: at(1), describeError: at(2), toHost: at(3) };
+        return this.formatHelpers;
+      })
+    );
   }
 
   /** The per-evaluation-global and CommonJS helpers, compiled on first use; throws when QuickJS cannot. */
   loader(): LoaderHelpers {
     if (this.loaderHelpers) return this.loaderHelpers;
     const ctx = this.ctx;
-    return withScope((scope) => {
-      const fn = scope.manage(ctx.unwrapResult(ctx.evalCode(LOADER_SOURCE, "<sandbox>", HELPER_EVAL)));
-      const list = scope.manage(ctx.unwrapResult(ctx.callFunction(fn, ctx.undefined, this.boot().intrinsics)));
-      const at = (i: number): QuickJSHandle => ctx.getProp(list, i);
-      this.loaderHelpers = { swapGlobal: at(0), restoreGlobal: at(1), makeRequire: at(2), newModule: at(3) };
-      return this.loaderHelpers;
-    });
+    return this.options.withHeadroom(() =>
+      withScope((scope) => {
+        const fn = scope.manage(ctx.unwrapResult(ctx.evalCode(LOADER_SOURCE, "<sandbox>", HELPER_EVAL)));
+        const list = scope.manage(ctx.unwrapResult(ctx.callFunction(fn, ctx.undefined, this.boot().intrinsics)));
+        const at = (i: number): QuickJSHandle => ctx.getProp(list, i);
+        this.loaderHelpers = { swapGlobal: at(0), restoreGlobal: at(1), makeRequire: at(2), newModule: at(3) };
+        return this.loaderHelpers;
+      })
+    );
   }
 
   /** defineProperty, not assignment: a setter the sandbox put on globalThis must not run here. */

@@ -14,6 +14,7 @@ import type { Budget, SandboxLimits } from "./limits.ts";
 import type { SourceLoader } from "./loader.ts";
 import type { HostValue, Marshal } from "./marshal.ts";
 import type { Outcomes } from "./outcome.ts";
+import type { SandboxTimers } from "./timers.ts";
 import { HandleScope, withScope } from "./scope.ts";
 import { MAX_NESTING, mayUseAwait, nestingDepth } from "./source.ts";
 import type { CallTextResult, EvaluateOptions, EvaluateResult, Run } from "./types.ts";
@@ -38,6 +39,7 @@ export interface DriverParts {
   loader: SourceLoader;
   outcomes: Outcomes;
   direct: DirectCalls;
+  timers: SandboxTimers;
   /** Called after each evaluation is released (a dispose asked for during it happens then). */
   released(): void;
 }
@@ -78,10 +80,19 @@ export class RunDriver {
         throw new SandboxBrokenError(this.brokenReason);
       }
     }
+    this.parts.timers.install();
     this.state = "running";
     if (mode !== "call") this.unfixed.clear();
     const filename = options.filename ?? (mode === "repl" ? "<repl>" : mode === "call" ? "<call>" : "<script>");
-    this.run = { mode, filename, sources: options.sources, onEvent: options.onEvent ?? NO_EVENTS, wrapped: false, asText: false };
+    this.run = {
+      mode,
+      filename,
+      sources: options.sources,
+      onEvent: options.onEvent ?? NO_EVENTS,
+      wrapped: false,
+      asText: false,
+      waitTimers: mode !== "call" && options.timers !== "clear",
+    };
     const o = options.limits;
     budget.begin(
       o
@@ -92,17 +103,21 @@ export class RunDriver {
           maxOutputBytes: o.maxOutputBytes ?? l.maxOutputBytes,
         }
         : l,
+      options.cancelFlag,
     );
   }
 
   async drive(start: () => void): Promise<CallTextResult> {
     const run = this.run!;
+    const { hostCalls, budget, timers } = this.parts;
     try {
       this.slice(start);
+      this.holdForTimers(run);
       while (!run.result && this.state === "running") {
-        await this.parts.hostCalls.wait(this.parts.budget);
+        await hostCalls.wait(budget, timers.nextDelay());
         if (this.state !== "running") break;
         this.slice(() => this.advance(run));
+        this.holdForTimers(run);
       }
       return this.conclude(run);
     } finally {
@@ -122,9 +137,30 @@ export class RunDriver {
     }
   }
 
+  /**
+   * The code's own result is known but it left timers, or host work they may need: the result is
+   * held (its events are out already) while the loop keeps running them (`timers: "wait"`).
+   */
+  private holdForTimers(run: Run): void {
+    const { timers, hostCalls } = this.parts;
+    if (run.result?.status !== "ok" || !run.waitTimers || run.callbackError || this.state !== "running") return;
+    if (timers.pending === 0 && !hostCalls.waiting) return;
+    run.held = run.result;
+    run.result = undefined;
+  }
+
   private conclude(run: Run): CallTextResult {
+    // What the evaluation leaves (a `call`, a limit, a throw, cancel) never runs later: the host
+    // calls it did not await, its queued jobs, its timers (cleared last: a discarded job may
+    // still have scheduled one).
+    let left = 0;
+    if (this.state === "running") {
+      this.parts.outcomes.dropLeftovers();
+      left = this.parts.timers.clear();
+    }
     if (run.callbackError) throw run.callbackError.error;
     this.assertUsable();
+    if (left > 0) run.result!.timersCleared = left;
     return run.result!;
   }
 
@@ -260,11 +296,26 @@ export class RunDriver {
     return fn;
   }
 
-  /** Continues after a wait: deliver host results, then look at the awaited promise again. */
+  /** Continues after a wait: deliver host results, run the timers that are due, then look at the
+   * awaited promise (or the held result) again. */
   private advance(run: Run): void {
-    if (this.parts.budget.breached) return this.parts.outcomes.finishBreached(run);
-    this.parts.hostCalls.deliver();
-    this.settlePending(run, false);
+    const { budget, hostCalls, outcomes, timers } = this.parts;
+    if (budget.cancelRequested) budget.cancel();
+    if (budget.breached) return outcomes.finishBreached(run);
+    hostCalls.deliver();
+    this.drainJobs();
+    if (budget.breached) return outcomes.finishBreached(run);
+    const thrown = timers.runDue(() => {
+      this.drainJobs();
+      return budget.breached === undefined;
+    });
+    // An exception out of a timer callback is uncaught: it ends the evaluation, as in Node.
+    if (thrown) return outcomes.finishThrown(run, thrown);
+    if (budget.breached) return outcomes.finishBreached(run);
+    if (!run.held) return this.settlePending(run, false);
+    if (timers.pending > 0 || hostCalls.waiting) return;
+    run.result = { ...run.held, durationMs: budget.elapsed(), events: budget.events, outputBytes: budget.outputBytes };
+    run.held = undefined;
   }
 
   /**
@@ -272,14 +323,14 @@ export class RunDriver {
    * the promise is pending on host work (the caller waits, then calls `advance`).
    */
   private settlePending(run: Run, noWait: boolean): void {
-    const { ctx, budget, hostCalls, outcomes } = this.parts;
+    const { ctx, budget, hostCalls, outcomes, timers } = this.parts;
     for (;;) {
       this.drainJobs();
       if (budget.breached) return outcomes.finishBreached(run);
       const h = run.promise!;
       const state = ctx.getPromiseState(h);
       if (state.type === "pending") {
-        if (!noWait && hostCalls.waiting) {
+        if (!noWait && (hostCalls.waiting || timers.pending > 0)) {
           if (hostCalls.ready) {
             hostCalls.deliver();
             continue;

@@ -8,7 +8,7 @@ import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quic
 import { SandboxMarshalError } from "./errors.ts";
 import type { Budget } from "./limits.ts";
 import type { HostValue, Marshal } from "./marshal.ts";
-import { hostErrorToSandbox } from "./modules.ts";
+import { hostErrorToSandbox, type NativeCall } from "./modules.ts";
 
 interface HostCall {
   deferred: QuickJSDeferredPromise;
@@ -21,6 +21,11 @@ export class HostCalls {
   /** Settled on the host, not yet delivered into the sandbox. */
   private settled: HostCall[] = [];
   private wake: (() => void) | undefined;
+  /** Values of a failed `adopt` leaked: freeing the runtime will find them (see Sandbox.dispose). */
+  leaked = false;
+  /** The `this` of host functions called since the last `cancel`, made when first needed (an
+   * evaluation that calls none allocates nothing); its signal aborts at `cancel`. */
+  private call: (NativeCall & { controller: AbortController }) | undefined;
 
   constructor(
     private readonly ctx: QuickJSContext,
@@ -39,12 +44,25 @@ export class HostCalls {
 
   /** A sandbox promise for `p` (the handle is owned by the caller). */
   adopt(p: Promise<HostValue | void>): QuickJSHandle {
-    const call: HostCall = { deferred: this.ctx.newPromise() };
-    this.pending.add(call);
-    p.then(
-      (value) => this.hostSettled(call, { ok: true, value }),
-      (error: unknown) => this.hostSettled(call, { ok: false, error }),
+    // Handled before anything here can throw: `ctx.newPromise` does when the engine's memory grows
+    // during it (quickjs-emscripten reads the new handles through a view the growth detached),
+    // and a rejection nobody handles ends a Node process.
+    const settled = p.then(
+      (value) => ({ ok: true, value }) as const,
+      (error: unknown) => ({ ok: false, error }) as const,
     );
+    let deferred: QuickJSDeferredPromise;
+    try {
+      deferred = this.ctx.newPromise();
+    } catch {
+      // QuickJS made the promise and its resolving functions, but their handles were lost: they
+      // stay referenced (a leak, not a dangling value), so freeing the runtime will fail its check.
+      this.leaked = true;
+      throw new Error("the host call could not be given a promise (the sandbox's memory was growing); try again");
+    }
+    const call: HostCall = { deferred };
+    this.pending.add(call);
+    void settled.then((outcome) => this.hostSettled(call, outcome));
     return call.deferred.handle.dup();
   }
 
@@ -97,22 +115,37 @@ export class HostCalls {
     }
   }
 
-  /** Drops every pending call: its sandbox promise never settles (a stopped evaluation, dispose). */
+  /** The `this` of a host function called now. */
+  nativeCall(): NativeCall {
+    if (!this.call) {
+      const controller = new AbortController();
+      this.call = { controller, signal: controller.signal };
+    }
+    return this.call;
+  }
+
+  /** Drops every pending call: its sandbox promise never settles, and its host work is told to
+   * stop (a stopped or ended evaluation, dispose). */
   cancel(): void {
+    const call = this.call;
+    this.call = undefined;
+    call?.controller.abort();
     for (const call of this.pending) call.deferred.dispose();
     this.pending.clear();
     this.settled = [];
   }
 
-  /** Resolves when a host call settles, or when the wall time left runs out (then marks the
-   * budget breached). */
-  wait(budget: Budget): Promise<void> {
-    const ms = budget.wallRemaining();
+  /** Resolves when a host call settles, after `dueInMs` (the next sandbox timer), or when the wall
+   * time left runs out (then marks the budget breached). */
+  wait(budget: Budget, dueInMs = Infinity): Promise<void> {
+    if (this.settled.length > 0) return Promise.resolve();
+    const wall = budget.wallRemaining();
+    const atWall = dueInMs >= wall;
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        if (budget.running && !budget.breached) budget.breached = "wall_ms";
+        if (atWall && budget.running && !budget.breached) budget.breached = "wall_ms";
         done();
-      }, Math.max(0, ms));
+      }, Math.max(0, atWall ? wall : dueInMs));
       const done = (): void => {
         clearTimeout(timer);
         this.wake = undefined;

@@ -17,7 +17,7 @@ export {
 } from "./sandbox.ts";
 export { DEFAULT_LIMITS, type EvaluationLimits, type LimitName, type SandboxLimits } from "./limits.ts";
 export type { ErrorInfo, HostValue, JsonValue, ValueInfo } from "./marshal.ts";
-export type { NativeFunction, NativeModule, NativeModuleSource } from "./modules.ts";
+export type { NativeCall, NativeFunction, NativeModule, NativeModuleSource } from "./modules.ts";
 export type { SourceResolver } from "./loader.ts";
 export type { ConsoleLevel } from "./console.ts";
 export {

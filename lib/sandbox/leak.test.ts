@@ -61,6 +61,21 @@ describe("no leaks (debug-sync variant)", () => {
     expect(() => assertNoLeaks(engine)).not.toThrow();
   });
 
+  it("frees timers: run, cleared from their own callback, left at a limit, at cancel and at dispose", async () => {
+    const engine = await loadDebugQuickJS();
+    const s = createSandbox(engine, { limits: { wallMs: 100 } });
+    await s.evaluate("let n = 0; const i = setInterval((a) => { if (++n === 3) clearInterval(i) }, 1, {arg: 1}); setTimeout(() => {}, 2, [1])");
+    await s.evaluate("setTimeout(() => { throw new Error('x') }, 1); setTimeout(() => {}, 5)");
+    await s.evaluate("setInterval(() => {}, 10)"); // cleared at wall_ms
+    const cancelled = s.evaluate("setTimeout(() => {}, 50_000, {a: 1}); await new Promise(() => {})");
+    s.cancel();
+    expect((await cancelled).status).toBe("cancelled");
+    await s.call("setTimeout", []).catch(() => {});
+    void s.evaluate("setTimeout(() => {}, 50_000); await new Promise(() => {})").catch(() => {});
+    s.dispose();
+    expect(() => assertNoLeaks(engine)).not.toThrow();
+  });
+
   it("frees a sandbox stopped by a limit or out of memory", async () => {
     const engine = await loadDebugQuickJS();
     const s = createSandbox(engine, { limits: { maxEvents: 2, memMb: 8, cpuMs: 2000 } });

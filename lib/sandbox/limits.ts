@@ -23,6 +23,8 @@ export interface SandboxLimits {
    * a catchable `InternalError: stack overflow`. 64 KiB allows ~370 plain JS frames.
    */
   stackBytes: number;
+  /** Timers (`setTimeout`, `setInterval`) that may be pending at once (timers.ts). */
+  maxTimers: number;
 }
 
 /** Limits that may be changed per evaluation (the others belong to the runtime). */
@@ -38,6 +40,7 @@ export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   maxEvents: 1000,
   maxOutputBytes: 512 * 1024,
   stackBytes: 64 * 1024,
+  maxTimers: 1000,
 });
 
 export function resolveLimits(given: Partial<SandboxLimits> | undefined, base: Readonly<SandboxLimits> = DEFAULT_LIMITS): SandboxLimits {
@@ -79,8 +82,12 @@ export class Budget {
   constructor(private readonly now: () => number = () => performance.now()) {}
 
   running = false;
-  /** Why the code was stopped: a limit, or `stopped` by the host (e.g. an event callback threw). */
-  breached: LimitName | "stopped" | undefined;
+  /** Why the code was stopped: a limit, `stopped` by the host (e.g. an event callback threw), or
+   * `cancelled` (Sandbox.cancel, or the evaluation's cancel flag set from another thread). */
+  breached: LimitName | "stopped" | "cancelled" | undefined;
+  /** Set (non-zero) from any thread to cancel the evaluation; read by the interrupt handler, so
+   * code that spins is stopped without the host's event loop (see EvaluateOptions.cancelFlag). */
+  private cancelFlag: Int32Array | undefined;
   events = 0;
   outputBytes = 0;
   startedAt = 0;
@@ -124,8 +131,9 @@ export class Budget {
     return !this.heapRefused;
   }
 
-  begin(limits: EvaluationLimits): void {
+  begin(limits: EvaluationLimits, cancelFlag?: Int32Array): void {
     this.limits = limits;
+    this.cancelFlag = cancelFlag;
     this.running = true;
     this.breached = undefined;
     this.events = 0;
@@ -139,6 +147,7 @@ export class Budget {
 
   end(): void {
     this.running = false;
+    this.cancelFlag = undefined;
     this.sliceDeadline = Infinity;
   }
 
@@ -171,6 +180,10 @@ export class Budget {
   shouldInterrupt(): boolean {
     if (!this.running) return false;
     if (this.breached !== undefined) return true;
+    if (this.cancelFlag !== undefined && Atomics.load(this.cancelFlag, 0) !== 0) {
+      this.breached = "cancelled";
+      return true;
+    }
     // Out of heap: QuickJS may not even manage to make its error object (it then throws an
     // uncatchable null), so the evaluation ends here as out of memory.
     if (this.heapRefused || (this.memory && this.memoryGrowth + this.memory.buffer.byteLength - this.sliceMemoryStart > this.memoryLimit)) {
@@ -211,6 +224,16 @@ export class Budget {
   /** Stops the running code at the next interrupt check. */
   stop(): void {
     this.breached ??= "stopped";
+  }
+
+  /** Cancels the evaluation: the code stops at the next interrupt check (or wait). */
+  cancel(): void {
+    if (this.running) this.breached ??= "cancelled";
+  }
+
+  /** The cancel flag was set from another thread (checked between slices, when no code runs). */
+  get cancelRequested(): boolean {
+    return this.cancelFlag !== undefined && Atomics.load(this.cancelFlag, 0) !== 0;
   }
 
   elapsed(): number {

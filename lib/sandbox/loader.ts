@@ -11,7 +11,7 @@
  */
 import type { QuickJSContext, QuickJSHandle, VmCallResult } from "quickjs-emscripten-core";
 import type { LoaderHelpers } from "./marshal.ts";
-import { hostErrorToSandbox, moduleNotFound, type ModuleRegistry } from "./modules.ts";
+import { hostErrorToSandbox, type ModuleRegistry } from "./modules.ts";
 import { MAX_NESTING, nestingDepth } from "./source.ts";
 
 /**
@@ -67,10 +67,10 @@ export class SourceLoader {
   /** Resolves through the evaluation's sources; `{error}` for anything that is not there. */
   private resolve(specifier: string, importer: string | undefined): { name: string; source: string } | { error: QuickJSHandle } {
     const run = this.current();
-    if (!run?.sources) return { error: moduleNotFound(this.ctx, specifier) };
+    if (!run?.sources) return { error: this.natives.notFound(specifier) };
     try {
       const name = run.sources.resolve(specifier, importer);
-      if (name === undefined) return { error: moduleNotFound(this.ctx, specifier) };
+      if (name === undefined) return { error: this.natives.notFound(specifier) };
       const source = run.sources.source(name);
       if (nestingDepth(source) > MAX_NESTING) return this.error("SyntaxError", `${name}: nesting too deep (more than ${MAX_NESTING} levels)`);
       return { name, source };

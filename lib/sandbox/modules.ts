@@ -7,9 +7,17 @@
 import type { QuickJSContext, QuickJSHandle, VmCallResult } from "quickjs-emscripten-core";
 import type { HostValue, Marshal } from "./marshal.ts";
 
+/** What a host function is called with as `this`. */
+export interface NativeCall {
+  /** Aborted once the evaluation that made the call no longer waits for its result (it ended,
+   * was cancelled or stopped by a limit, or the sandbox was disposed): host work still going
+   * (a fetch) should stop, since nothing will receive it. */
+  readonly signal: AbortSignal;
+}
+
 /** A host function callable from the sandbox. Throwing gives a sandbox exception carrying only
  * the error's name, message and string `code` (never the host stack). */
-export type NativeFunction = (...args: HostValue[]) => HostValue | void | Promise<HostValue | void>;
+export type NativeFunction = (this: NativeCall, ...args: HostValue[]) => HostValue | void | Promise<HostValue | void>;
 
 export interface NativeModule {
   functions?: Record<string, NativeFunction>;
@@ -25,6 +33,8 @@ export interface HostCallSite {
   readonly marshal: Marshal;
   /** Turns a pending host promise into a sandbox promise handle (owned by the caller). */
   adoptHostPromise(p: Promise<HostValue | void>): QuickJSHandle;
+  /** The `this` of a host function called now (see NativeCall). */
+  nativeCall(): NativeCall;
 }
 
 const STANDARD_ERRORS = new Set(["Error", "TypeError", "RangeError", "SyntaxError", "ReferenceError", "URIError", "EvalError"]);
@@ -55,7 +65,7 @@ export function newNativeFunction(site: HostCallSite, name: string, fn: NativeFu
     }
     let out: HostValue | void | Promise<HostValue | void>;
     try {
-      out = fn(...args);
+      out = fn.apply(site.nativeCall(), args);
     } catch (err) {
       return { error: hostErrorToSandbox(ctx, err) };
     }
@@ -92,7 +102,14 @@ export class ModuleRegistry {
   constructor(
     private readonly site: HostCallSite,
     private readonly modules: Readonly<Record<string, NativeModuleSource>>,
+    private readonly missingModule?: (name: string) => string | undefined,
   ) {}
+
+  /** `Cannot find module 'name'`, with why a bare name is not available when the host says. */
+  notFound(name: string): QuickJSHandle {
+    const bare = !name.startsWith(".") && !name.startsWith("/");
+    return moduleNotFound(this.site.ctx, name, bare ? (this.missingModule?.(name) ?? "") : "");
+  }
 
   has(name: string): boolean {
     return Object.hasOwn(this.modules, name);
@@ -132,7 +149,7 @@ export class ModuleRegistry {
       if (name === undefined) return { error: ctx.newError({ name: "TypeError", message: "require: the module name must be a string" }) };
       if (!this.has(name)) {
         const importer = importerHandle && ctx.typeof(importerHandle) === "string" ? ctx.getString(importerHandle) : undefined;
-        return fallback ? fallback(name, importer) : { error: moduleNotFound(ctx, name) };
+        return fallback ? fallback(name, importer) : { error: this.notFound(name) };
       }
       try {
         return { value: this.get(name) };

@@ -49,24 +49,40 @@ export class Outcomes {
     run.result = this.result("ok", info && run.mode !== "script" && run.mode !== "module" ? { value: info } : {});
   }
 
+  /**
+   * Runs `fn` (host code calling into QuickJS) with OOM_HEADROOM more heap than the sandbox's
+   * limit. For work that must not fail half-way when the sandbox has used up its heap: the
+   * quickjs-emscripten calls box every value in a malloc'd cell and do not check that malloc, so a
+   * failing one leaves a handle to address 0, whose disposal corrupts the engine's heap (shared by
+   * every sandbox of the engine).
+   */
+  withHeadroom<T>(fn: () => T): T {
+    const { budget, rt, memoryLimit } = this.parts;
+    if (budget.growthExempt) return fn();
+    rt.setMemoryLimit(memoryLimit + OOM_HEADROOM);
+    budget.growthExempt = true;
+    try {
+      return fn();
+    } finally {
+      rt.setMemoryLimit(memoryLimit);
+      budget.growthExempt = false;
+    }
+  }
+
   /** A thrown sandbox value (handle consumed). */
   finishThrown(run: Run, errorHandle: QuickJSHandle): void {
-    const { budget, rt, memoryLimit } = this.parts;
+    const { budget } = this.parts;
     if (budget.heapRefused) budget.breached ??= "memory";
     if (budget.breached) {
       errorHandle.dispose();
       return this.finishBreached(run);
     }
     // The error may be an out-of-memory: lend some heap to copy its message out.
-    rt.setMemoryLimit(memoryLimit + OOM_HEADROOM);
-    budget.growthExempt = true;
     let info: ErrorInfo;
     try {
-      info = this.parts.marshal.describeError(errorHandle);
+      info = this.withHeadroom(() => this.parts.marshal.describeError(errorHandle));
     } finally {
       errorHandle.dispose();
-      rt.setMemoryLimit(memoryLimit);
-      budget.growthExempt = false;
     }
     if (budget.breached) return this.finishBreached(run);
     this.finishError(run, info);
@@ -93,7 +109,22 @@ export class Outcomes {
       const error = { ...OUT_OF_MEMORY };
       if (budget.admit(0, true)) this.emit(run, { type: "exception", payload: error });
       run.result = this.result("error", { error, limit });
-    } else run.result = this.result("error", { error: { name: "Error", message: "evaluation stopped", stack: "" } });
+    } else if (limit === "cancelled") run.result = this.result("cancelled");
+    else run.result = this.result("error", { error: { name: "Error", message: "evaluation stopped", stack: "" } });
+  }
+
+  /**
+   * The evaluation has its result: what it started and did not wait for must not reach the next
+   * one. Host calls it did not await are dropped (a `call`, a throw, a limit); jobs still queued
+   * (a throw ends its slice before they ran) are discarded with the interrupt armed, their output
+   * refused.
+   */
+  dropLeftovers(): void {
+    const { budget, hostCalls, rt } = this.parts;
+    hostCalls.cancel();
+    if (!rt.hasPendingJob()) return;
+    budget.stop();
+    this.discardJobs();
   }
 
   /** Runs what is left in the job queue with the interrupt armed, so stale callbacks of a

@@ -3,7 +3,7 @@
 
 /** lib/sandbox/js/bootstrap.js, compacted. */
 export const BOOTSTRAP_SOURCE = `(
-function (emit, captureConsole, load, req) {
+function (emit, captureConsole, load, req, loadWeb, webGlobals) {
 "use strict";
 const O = Object, FP = Function.prototype, AP = Array.prototype, SP = String.prototype;
 const gd = O.getOwnPropertyDescriptor, TA = O.getPrototypeOf(Uint8Array.prototype);
@@ -18,6 +18,7 @@ ownKeys: Reflect.ownKeys,
 getDesc: gd,
 getProto: O.getPrototypeOf,
 objProto: O.prototype,
+errProto: Error.prototype,
 objToString: O.prototype.toString,
 fnToString: FP.toString,
 isArray: Array.isArray,
@@ -69,6 +70,32 @@ if (!ok) emit(3, "Assertion failed" + (rest.length ? ": " + (format || (format =
 : function () {};
 defineGlobal("console", con, false);
 defineGlobal("require", req, false);
+let api;
+function lazyGet(name, chunk) {
+if (!api) {
+const chunks = ({ __proto__: null });
+const a = {
+__proto__: null,
+chunk: (c) => chunks[c] || (chunks[c] = loadWeb(c, a)),
+report: (e) => (con.error)("Uncaught", e),
+};
+api = a;
+}
+const v = api.chunk(chunk)[name];
+defineGlobal(name, v, false);
+return v;
+}
+function lazySet(name, v) {
+defineGlobal(name, v, false);
+}
+const web = webGlobals ? webGlobals.split(" ") : [];
+const lazy = { __proto__: null, get: undefined, set: undefined, configurable: true };
+for (let i = 0; i < web.length; i += 2) {
+const name = (web[i]);
+lazy.get = lazyGet.bind(null, name, (web[i + 1]));
+lazy.set = lazySet.bind(null, name);
+defineProp(globalThis, name, lazy);
+}
 return [I, (s) => JSONp(s), (buf) => new U8(buf), defineGlobal];
 }
 );`;
@@ -108,7 +135,13 @@ s = slice(s, 0, MAX_STR);
 return "'" + replace(s, ESC, escChar) + "'" + extra;
 }
 function isError(v) {
-return tag(v) === "[object Error]";
+if (tag(v) === "[object Error]") return true;
+let p = safe(() => getProto(v), null);
+for (let i = 0; p !== null && i < 64; i++) {
+if (p === I.errProto) return true;
+p = safe(() => getProto(p), null);
+}
+return false;
 }
 function safe(f, fallback) {
 try {

@@ -15,9 +15,11 @@ import { HostCalls } from "./host-calls.ts";
 import { Budget, resolveLimits } from "./limits.ts";
 import { SourceLoader } from "./loader.ts";
 import { type HostValue, Marshal } from "./marshal.ts";
-import { type HostCallSite, ModuleRegistry, type NativeFunction, newNativeFunction } from "./modules.ts";
+import { type HostCallSite, ModuleRegistry, type NativeCall, type NativeFunction, newNativeFunction } from "./modules.ts";
 import { Outcomes } from "./outcome.ts";
 import { withScope } from "./scope.ts";
+import { hostRandom, newWebLoader } from "./web.ts";
+import { SandboxTimers } from "./timers.ts";
 import { type CallTextResult, type EvaluateOptions, type EvaluateResult, MiB, type SandboxOptions } from "./types.ts";
 
 export type { CallTextResult, EvaluateMode, EvaluateOptions, EvaluateResult, EvaluateStatus, SandboxEvent, SandboxOptions } from "./types.ts";
@@ -33,6 +35,7 @@ export class Sandbox implements HostCallSite {
   private readonly registry!: ModuleRegistry;
   private readonly loader!: SourceLoader;
   private readonly direct!: DirectCalls;
+  private readonly timers!: SandboxTimers;
   private disposeRequested = false;
 
   /** Use `createSandbox`. */
@@ -51,17 +54,29 @@ export class Sandbox implements HostCallSite {
       ctx = rt.newContext();
       this.ctx = ctx;
       const strict = options.strict === true;
-      const registry = (this.registry = new ModuleRegistry(this, options.modules ?? {}));
+      const clock = options.clock ?? (() => performance.now()), createdAt = clock(); // performance.now() counts from here
+      const registry = (this.registry = new ModuleRegistry(this, options.modules ?? {}, options.missingModule));
       const helpers: SandboxHelpers = (this.helpers = new SandboxHelpers(ctx, {
         captureConsole: options.console !== false,
         onConsole: (level, text) => outcomes.console(level, text),
         newRequire: (): QuickJSHandle => registry.newRequire((name, importer) => loader.require(name, importer)),
+        webGlobals: options.webGlobals,
+        withHeadroom: (fn) => outcomes.withHeadroom(fn),
+        newWebLoader: (): QuickJSHandle =>
+          newWebLoader(this, {
+            clock,
+            createdAt,
+            random: options.random ?? hostRandom,
+            stackBytes: Math.floor(limits.stackBytes),
+            interrupted: () => this.budget.shouldInterrupt(),
+          }),
       }));
       const direct = (this.direct = new DirectCalls(ctx));
       const marshal = (this.marshal = new Marshal(ctx, () => helpers.boot(), () => helpers.formatting(), direct));
       const loader: SourceLoader = (this.loader = new SourceLoader(ctx, () => helpers.loader(), registry, strict, () => this.driver.run));
       const hostCalls = (this.hostCalls = new HostCalls(ctx, marshal));
       const { budget } = this;
+      const timers = (this.timers = new SandboxTimers(ctx, options.clock ?? (() => performance.now()), limits.maxTimers));
       const outcomes = new Outcomes({ rt, budget, marshal, hostCalls, memoryLimit, current: () => this.driver.run });
       this.driver = new RunDriver({
         ctx,
@@ -75,6 +90,7 @@ export class Sandbox implements HostCallSite {
         loader,
         outcomes,
         direct,
+        timers,
         released: () => this.disposeRequested && this.dispose(),
       });
       rt.setModuleLoader(
@@ -162,6 +178,18 @@ export class Sandbox implements HostCallSite {
     return driver.drive(() => driver.startCall(name, args, true));
   }
 
+  /**
+   * Cancels the evaluation in progress: it ends with status `cancelled` as soon as its code is
+   * next interrupted (spinning code: within QuickJS's interrupt poll) or its wait ends (now), and
+   * its pending timers and host calls are dropped. False when nothing is running.
+   */
+  cancel(): boolean {
+    if (this.driver.state !== "running") return false;
+    this.budget.cancel();
+    this.hostCalls.interrupt();
+    return true;
+  }
+
   /** Defines (or replaces) a global: copied data, or a host function. Not while running. */
   setGlobal(name: string, value: HostValue | NativeFunction): void {
     this.driver.assertUsable();
@@ -192,8 +220,9 @@ export class Sandbox implements HostCallSite {
       this.ctx.dispose();
       this.rt.dispose();
     } catch (err) {
-      // A broken runtime may fail its own consistency checks on free; its memory is leaked.
-      if (!wasBroken) throw err;
+      // A broken runtime, or one with values a host call leaked, may fail its own consistency
+      // checks on free; its memory is leaked.
+      if (!wasBroken && !this.hostCalls.leaked) throw err;
     }
   }
 
@@ -202,9 +231,22 @@ export class Sandbox implements HostCallSite {
     return this.hostCalls.adopt(p);
   }
 
+  /** @internal HostCallSite: the `this` of a host function called now. */
+  nativeCall(): NativeCall {
+    return this.hostCalls.nativeCall();
+  }
+
   /** Frees the helper handles and module caches (also of a sandbox whose creation failed half-way). */
   private disposeParts(): void {
-    const partial = this as unknown as { helpers?: SandboxHelpers; registry?: ModuleRegistry; loader?: SourceLoader; driver?: RunDriver; direct?: DirectCalls };
+    const partial = this as unknown as {
+      helpers?: SandboxHelpers;
+      registry?: ModuleRegistry;
+      loader?: SourceLoader;
+      driver?: RunDriver;
+      direct?: DirectCalls;
+      timers?: SandboxTimers;
+    };
+    partial.timers?.dispose();
     partial.driver?.releaseFunctions();
     partial.direct?.dispose();
     partial.helpers?.dispose();

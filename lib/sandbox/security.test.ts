@@ -12,10 +12,17 @@ async function value(s: Sandbox, code: string): Promise<unknown> {
 describe("isolation", () => {
   it("has no host globals", async () => {
     const s = sandbox();
-    expect(await value(s, "[typeof process, typeof Deno, typeof fetch, typeof std, typeof os, typeof setTimeout, typeof Bun, typeof globalThis.global]"))
+    expect(await value(s, "[typeof process, typeof Deno, typeof fetch, typeof std, typeof os, typeof Bun, typeof globalThis.global]"))
       .toEqual(
-        Array(8).fill("undefined"),
+        Array(7).fill("undefined"),
       );
+  });
+
+  it("the timer globals are sandbox functions, whose results are plain numbers", async () => {
+    const s = sandbox();
+    const code = "const t = setTimeout(() => {}, 0); clearTimeout(t); [typeof t, setTimeout.constructor === Function, " +
+      "Object.getPrototypeOf(setInterval) === Function.prototype, (() => { try { return setTimeout.call(1, 2) } catch (e) { return e.name } })()]";
+    expect(await value(s, code)).toEqual(["number", true, true, "TypeError"]);
   });
 
   it("require reaches only the given modules", async () => {

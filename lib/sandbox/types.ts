@@ -17,6 +17,9 @@ export interface SandboxOptions {
   modules?: Record<string, NativeModuleSource>;
   /** Globals defined at creation: copied data, or host functions. */
   globals?: Record<string, HostValue | NativeFunction>;
+  /** Why a bare module name is not available, for the `Cannot find module` error (undefined:
+   * nothing to add): the session service says which template setting enables it. */
+  missingModule?: (name: string) => string | undefined;
   /** Native modules also exposed as globals: `{ globalName: moduleName }`. */
   moduleGlobals?: Record<string, string>;
   /** Evaluate all code in strict mode. */
@@ -24,6 +27,12 @@ export interface SandboxOptions {
   /** The clock that limits are counted on, in milliseconds (default `performance.now`): a test's own
    * makes time limits exact and independent of the machine's load. */
   clock?: () => number;
+  /** Fills its argument with random bytes for `crypto.getRandomValues`/`randomUUID` (default: the
+   * host's `crypto.getRandomValues`). */
+  random?: (bytes: Uint8Array) => void;
+  /** false: no web platform globals (`URL`, `crypto`, ...; docs/sandbox.md), a bare ECMAScript
+   * global scope. Default true. */
+  webGlobals?: boolean;
 }
 
 export type SandboxEvent =
@@ -32,7 +41,7 @@ export type SandboxEvent =
   | { type: "exception"; payload: ErrorInfo };
 
 export type EvaluateMode = "repl" | "script" | "module";
-export type EvaluateStatus = "ok" | "error" | "timeout" | "limit_exceeded";
+export type EvaluateStatus = "ok" | "error" | "timeout" | "limit_exceeded" | "cancelled";
 
 export interface EvaluateOptions {
   /** Shown in stack traces; default `<repl>` or `<script>`. */
@@ -49,6 +58,17 @@ export interface EvaluateOptions {
   globals?: Record<string, HostValue>;
   /** Files that `require` and `import` may load during this evaluation (see loader.ts). */
   sources?: SourceResolver;
+  /**
+   * What happens to timers still pending once the code's own result is known: `wait` (default for
+   * `evaluate`) runs them, with the host work they start, until none is left, within `wallMs`,
+   * like `node file.js`; `clear` (always for `call`) clears them. Timers left when an evaluation
+   * ends any other way (a limit, a throw, cancel) are cleared too; `timersCleared` counts them.
+   */
+  timers?: "wait" | "clear";
+  /** A flag another thread may set (`Atomics.store(flag, 0, 1)`, over a SharedArrayBuffer) to
+   * cancel this evaluation even while its code spins; `Sandbox.cancel` is the same thing from the
+   * sandbox's own thread. */
+  cancelFlag?: Int32Array;
 }
 
 export interface EvaluateResult {
@@ -62,6 +82,8 @@ export interface EvaluateResult {
   durationMs: number;
   events: number;
   outputBytes: number;
+  /** Timers that were still pending when the evaluation ended and were cleared (absent: none). */
+  timersCleared?: number;
 }
 
 /** What `callText` resolves with: `text` is the (awaited) return value when that is a string, which
@@ -90,6 +112,10 @@ export interface Run {
   /** A `callText`: a string result becomes the result's `text`. */
   asText?: boolean;
   result?: CallTextResult;
+  /** Keep running pending timers once the result is known (`timers: "wait"`). */
+  waitTimers: boolean;
+  /** The code's own result, held while its timers still run. */
+  held?: CallTextResult;
   /** onEvent threw: stop and rethrow to the caller. */
   callbackError?: { error: unknown };
 }

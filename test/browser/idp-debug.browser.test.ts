@@ -41,6 +41,23 @@ describe.each(RUNTIMES)("the IdP debug page on %s", (runtime) => {
 
   const result = (page: Page) => page.locator("#result");
 
+  test("says which client a page on another port uses, and links its own debug client", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${idp.baseUrl}/debug/ui`);
+    const help = await page.locator("#which-client").textContent();
+    expect(help).toContain("Use public-spa (public, PKCE S256)");
+    expect(help).toContain("http://127.0.0.1:<your port>/callback");
+    expect(help).toContain("admits any port (RFC 8252)");
+    if (process.env.SCREENSHOT_DIR) {
+      await page.locator("#which-client").screenshot({ path: `${process.env.SCREENSHOT_DIR}/idp-debug-which-client-${runtime}.png` });
+    }
+    await page.click("#debug-client-link");
+    // The debug client starts a code flow at this provider: its login page.
+    await page.waitForURL(/\/authorize\?/);
+    expect(new URL(page.url()).searchParams.get("client_id")).toBe("debug-client");
+    await page.close();
+  });
+
   test("switches the JWKS mode, adds a user who then signs in, follows the live lists, moves the clock, resets, rotates the keys", async () => {
     const base = idp.baseUrl;
     const page = await browser.newPage();

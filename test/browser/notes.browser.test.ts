@@ -104,6 +104,11 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
     expect(await alice.locator("h1").textContent()).toBe("Groceries for Friday");
     const history = await alice.locator("#history tr").allTextContents();
     expect(history.some((row) => row.includes("note.update") && row.includes("completed") && row.includes("alice"))).toBe(true);
+    // What changed, not who looked: the edit says what it changed, and reading the page adds no row.
+    expect(history.some((row) => row.includes('title "Groceries" → "Groceries for Friday"'))).toBe(true);
+    expect(history.filter((row) => row.includes("note.read"))).toEqual([]);
+    // Delete sits apart from Save, in a section of its own.
+    expect(await alice.locator("h2", { hasText: "Delete" }).count()).toBe(1);
     // Its creation is the oldest row.
     expect(history.at(-1)).toMatch(/note\.create\s*completed\s*alice/);
     if (process.env.SCREENSHOT_DIR) await alice.screenshot({ path: `${process.env.SCREENSHOT_DIR}/notes-note.png`, fullPage: true });
@@ -163,6 +168,8 @@ describe.each(SETUPS)("the notes example on %s", (_name, runtime, wranglerConfig
     expect(await admin.locator('header a[href="/admin/audit"]').count()).toBe(1);
     await admin.goto(`${base}/admin/audit?outcome=denied`);
     const denied = await admin.locator("table tr").allTextContents();
+    // bob's refusal on the audit page itself is audited too.
+    expect(denied.some((row) => row.includes("audit.read") && row.includes("denied") && row.includes("bob"))).toBe(true);
     expect(denied.some((row) => row.includes("note.read") && row.includes("tenant_mismatch") && row.includes("GET /notes/:id") && row.includes("bob"))).toBe(
       true,
     );

@@ -68,6 +68,9 @@ describe.each(RUNTIMES)("the sessions web UI on %s", (runtime) => {
     await page.selectOption('select[aria-label="module"]', "http");
     await page.click("text=Add module");
     await page.locator(".chip >> text=http").waitFor();
+    // A module already added is not offered again.
+    await expect.poll(() => page.locator('select[aria-label="module"] option').allTextContents(), SOON).toEqual(["fs", "path", "env"]);
+    if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/sessions-template-${runtime}.png`, fullPage: true });
     await page.selectOption('select[aria-label="capability kind"]', "net");
     await page.fill('input[aria-label="capability name"]', slowHost);
     await page.click("text=Add capability");
@@ -90,6 +93,8 @@ describe.each(RUNTIMES)("the sessions web UI on %s", (runtime) => {
     await page.click("#create-session");
     await page.waitForURL(/#\/sessions\/[0-9a-f-]+$/);
     await page.waitForSelector('[data-testid="repl-input"]');
+    // The keys are explained once, under the input (not again as its placeholder).
+    expect(await page.locator("main").evaluate((m) => (m as HTMLElement).innerText.split("Enter runs").length - 1)).toBe(1);
     await page.locator('[data-testid="summary"] >> text=1 live session').waitFor({ timeout: 5000 });
 
     const entry = (i: number) => page.locator('[data-testid="entry"]').nth(i);

@@ -139,14 +139,17 @@ describe("configured signing keys (IDP_SIGNING_KEYS)", () => {
     let idToken: string;
     try {
       const published = (await getJson<{ keys: { kid: string; n: string; d?: string }[] }>(`${first.base}/jwks`)).body.keys;
-      expect(published.map((k) => [k.kid, k.n])).toEqual(keys.map((k) => [k.kid, k.n]));
+      // The RS256 kids as configured; the other algorithms' keys are generated beside them.
+      expect(published.filter((k) => keys.some((c) => c.kid === k.kid)).map((k) => [k.kid, k.n])).toEqual(keys.map((k) => [k.kid, k.n]));
       expect(published.some((k) => k.d !== undefined)).toBe(false);
       idToken = (await codeFlow(await rp(first.issuer))).tokens.id_token!;
       // Configured keys are not rotated by the provider: 409, and /jwks is unchanged.
       const rotate = await fetch(`${first.base}/debug/keys/rotate`, { method: "POST" });
       expect(rotate.status).toBe(409);
       expect(((await rotate.json()) as { error: string }).error).toBe("invalid_request");
-      expect((await getJson<{ keys: { n: string }[] }>(`${first.base}/jwks`)).body.keys.map((k) => k.n)).toEqual(keys.map((k) => k.n));
+      expect((await getJson<{ keys: { n?: string }[] }>(`${first.base}/jwks`)).body.keys.filter((k) => k.n !== undefined).map((k) => k.n)).toEqual(
+        expect.arrayContaining(keys.map((k) => k.n)),
+      );
     } finally {
       await first.svc.stop();
     }

@@ -96,14 +96,26 @@ describe("discovery and keys", () => {
     expect(m.token_endpoint).toBe(`${idp.issuer}/token`);
   });
 
-  it("/jwks publishes dev-key-1, rotated-key-2 and bad-sig-key without private members", async () => {
+  it("/jwks publishes dev-key-1, rotated-key-2, bad-sig-key and an active and a rotated key of PS256, ES256 and EdDSA, without private members", async () => {
     const res = await getJson<{ keys: Record<string, unknown>[] }>(`${idp.base}/jwks`);
     expect(res.status).toBe(200);
     const kids = res.body.keys.map((k) => k.kid).sort();
-    expect(kids).toEqual(["bad-sig-key", "dev-key-1", "rotated-key-2"]);
+    expect(kids).toEqual([
+      "bad-sig-key",
+      "dev-key-1",
+      "dev-key-1-eddsa",
+      "dev-key-1-es256",
+      "dev-key-1-ps256",
+      "rotated-key-2",
+      "rotated-key-2-eddsa",
+      "rotated-key-2-es256",
+      "rotated-key-2-ps256",
+    ]);
+    const KTY: Record<string, string> = { RS256: "RSA", PS256: "RSA", ES256: "EC", EdDSA: "OKP" };
     for (const key of res.body.keys) {
       for (const secret of ["d", "p", "q", "dp", "dq", "qi", "k", "oth"]) expect(key, `${key.kid}.${secret}`).not.toHaveProperty(secret);
-      if (key.kid !== "bad-sig-key") expect(key.kty, String(key.kid)).toBe("RSA");
+      expect(key.kty, String(key.kid)).toBe(KTY[key.alg as string]);
+      expect(key.use).toBe("sig");
     }
   });
 });

@@ -141,13 +141,13 @@ describe("key endpoint modes", () => {
     const slow = await getJson<{ keys: unknown[] }>(`${idp.base}/jwks`);
     expect(performance.now() - started).toBeGreaterThanOrEqual(JWKS_SLOW_MS - 5);
     expect(slow.status).toBe(200);
-    expect(slow.body.keys).toHaveLength(3);
+    expect(slow.body.keys).toHaveLength(9);
 
     expect(await resetIdp(idp.base)).toEqual({ reset: true });
     expect(await debugJson(idp.base, "/jwks-mode")).toEqual({ mode: "normal" });
     const normal = await getJson<{ keys: unknown[] }>(`${idp.base}/jwks`);
     expect(normal.status).toBe(200);
-    expect(normal.body.keys).toHaveLength(3);
+    expect(normal.body.keys).toHaveLength(9);
   });
 
   it("an invalid mode is 400 invalid_request and leaves the mode alone", async () => {

@@ -69,7 +69,7 @@ describe("path-based issuer", () => {
     expect(discovery.body.issuer).toBe(idp.issuer);
     const jwks = await getJson<{ keys: unknown[] }>(`${idp.base}/jwks`);
     expect(jwks.status).toBe(200);
-    expect(jwks.body.keys).toHaveLength(3);
+    expect(jwks.body.keys).toHaveLength(9);
     const prefixedJwks = await getJson<{ keys: unknown[] }>(`${idp.issuer}/jwks`);
     expect(prefixedJwks.body).toEqual(jwks.body);
     const health = await fetch(`${idp.base}/healthz`);

@@ -70,6 +70,24 @@ describe("loopback redirect URIs (RFC 8252 §7.3)", () => {
     expect(await authorizeStatus("my-spa", "http://localhost:4001/callback")).toBe(400);
   });
 
+  it("a refusal lists the client's redirect URIs and the loopback rule; an unknown client is told how to register", async () => {
+    const page = async (query: Record<string, string>) => {
+      const res = await getAuthorize(`${idp.base}/authorize?${new URLSearchParams({ response_type: "code", scope: "openid", ...query })}`);
+      expect(res.status).toBe(400);
+      return (await res.text()).replaceAll("&quot;", '"').replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&#39;", "'");
+    };
+    const wrongPort = await page({ client_id: "my-spa", redirect_uri: "http://localhost:4001/callback" });
+    expect(wrongPort).toContain('redirect_uri "http://localhost:4001/callback" is not registered for client "my-spa". Registered: http://localhost:4000/callback, http://[::1]/native/cb.');
+    expect(wrongPort).toContain("one on 127.0.0.1 or [::1] also admits any port (RFC 8252)");
+    expect(wrongPort).toContain("docs/idp.md#clients");
+    const unknown = await page({ client_id: "my-app", redirect_uri: "http://127.0.0.1:4000/cb" });
+    expect(unknown).toContain('client "my-app" is not registered: register it when the provider starts: --client-id my-app --redirect-uris');
+    // Registration is open on a loopback issuer (the default, auto), and said where.
+    expect(unknown).toContain(`POST {"redirect_uris": ["<your callback>"]} to ${idp.issuer}/register (dynamic registration, RFC 7591)`);
+    const discovery = (await (await fetch(`${idp.base}/.well-known/openid-configuration`)).json()) as { registration_endpoint?: string };
+    expect(discovery.registration_endpoint).toBe(`${idp.issuer}/register`);
+  });
+
   it("the code is redeemed with the redirect URI of its request, port included", async () => {
     const spa = await rp(idp.issuer, "public-spa");
     const request = await authRequest(spa, { redirectUri: "http://127.0.0.1:8090/callback" });

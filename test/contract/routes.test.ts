@@ -167,6 +167,37 @@ describe("failures", () => {
     expect(await res.json()).toEqual({ error: { code: "HANDLER_FAILED", message: "internal error" } });
   });
 
+  it("a handler waits on a timer (setTimeout) while other requests are answered", async () => {
+    const order: string[] = [];
+    const waiting = get("/wait").then(async (res) => {
+      order.push("wait");
+      return [res.status, await res.text()];
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the handler is now waiting on its timer
+    const other = await get("/text");
+    order.push("text");
+    expect(await other.text()).toBe("PLAIN!");
+    expect(await waiting).toEqual([200, "waited"]);
+    expect(order).toEqual(["text", "wait"]);
+  });
+
+  it("answers other requests while more handlers wait on timers than there are threads", async () => {
+    const order: string[] = [];
+    // Six waiting handlers: more than the host's two threads (Node, Deno) hold one each, and
+    // within the eight sandboxes a side keeps (each thread's; the isolate's on workerd).
+    const waiting = Array.from({ length: 6 }, () =>
+      get("/wait?ms=1500").then(async (res) => {
+        order.push("wait");
+        return [res.status, await res.text()];
+      }));
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the handlers are now waiting
+    const other = await get("/text");
+    order.push("text");
+    expect(await other.text()).toBe("PLAIN!");
+    expect(await Promise.all(waiting)).toEqual(Array.from({ length: 6 }, () => [200, "waited"]));
+    expect(order[0]).toBe("text");
+  });
+
   it("interrupts a handler past the time limit, and keeps serving", async () => {
     expect((await get("/spin")).status).toBe(500);
     expect(await (await get("/text")).text()).toBe("PLAIN!");

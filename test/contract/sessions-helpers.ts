@@ -209,6 +209,8 @@ export interface HoldServer {
   arrived(n?: number): Promise<void>;
   /** How many requests arrived so far. */
   count(): number;
+  /** How many held requests the client gave up on (closed before an answer). */
+  abandoned(): number;
   /** Answers every held request (and later ones at once) with this body. */
   release(body?: string): void;
   close(): Promise<void>;
@@ -218,9 +220,13 @@ export async function holdServer(): Promise<HoldServer> {
   const held: ServerResponse[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
   let count = 0;
+  let abandoned = 0;
   let released: string | undefined;
   const server = createServer((_req: IncomingMessage, res: ServerResponse) => {
     count++;
+    res.on("close", () => {
+      if (!res.writableEnded) abandoned++;
+    });
     for (const w of waiters.filter((w) => w.n <= count)) w.resolve();
     if (released !== undefined) res.end(released);
     else held.push(res);
@@ -231,6 +237,7 @@ export async function holdServer(): Promise<HoldServer> {
     host: `127.0.0.1:${port}`,
     url: `http://127.0.0.1:${port}/`,
     count: () => count,
+    abandoned: () => abandoned,
     arrived: (n = 1) => (count >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
     release(body = "released") {
       released = body;

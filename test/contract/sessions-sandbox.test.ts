@@ -113,11 +113,12 @@ describe("limits hold", () => {
 });
 
 describe("escape attempts fail", () => {
-  it("no host globals: process, require of host modules, Deno, fetch, timers", async () => {
+  it("no host globals: process, require of host modules, Deno, fetch (timers are the sandbox's own)", async () => {
     const { id } = await createSession(s);
-    expect(await value(id, "[typeof process, typeof Deno, typeof fetch, typeof setTimeout, typeof Buffer, typeof global]")).toEqual(
-      Array(6).fill("undefined"),
+    expect(await value(id, "[typeof process, typeof Deno, typeof fetch, typeof Buffer, typeof global]")).toEqual(
+      Array(5).fill("undefined"),
     );
+    expect(await value(id, "[typeof setTimeout, setTimeout.constructor === Function, typeof setTimeout(() => {}, 0)]")).toEqual(["function", true, "number"]);
     expect(await thrown(id, "require('child_process')")).toMatch(/Cannot find module 'child_process'/);
     expect(await thrown(id, "require('fs')")).toMatch(/Cannot find module 'fs'/);
   });
@@ -187,6 +188,28 @@ describe("module catalog and capabilities", () => {
     await value(writer.id, "await require('fs').writeFile('out/made.js', 'args.n * 3'); 1");
     const run = expectOk(await post(s, "/executions/run-file", { session_id: writer.id, path: "out/made.js", args: { n: 5 }, env: {} }), 201);
     expect(run.status).toBe("ok");
+  });
+
+  it("a refusal says what to enable: a module the template lacks or withdraws, an fs write, a net host", async () => {
+    const bare = await createSession(s);
+    expect(await thrown(bare.id, "require('http')")).toBe(
+      "Cannot find module 'http': the module \"http\" is not enabled for this session's template: add it to the template's modules " +
+        '(POST /api/v1/templates/<template id>/modules {"name": "http"}, or Add module in the web UI), then start a new session ' +
+        "(a running session keeps the modules it started with); to reach a host it also needs a net capability naming it " +
+        '({kind: "net", name: "api.example.com"})',
+    );
+    // import says the same; a name that is no catalog module stays Node's plain message.
+    expect(await thrown(bare.id, "await import('env')")).toContain('the module "env" is not enabled for this session\'s template');
+    expect(await thrown(bare.id, "require('left-pad')")).toBe("Cannot find module 'left-pad'");
+    const withdrawn = await createSession(s, { modules: ["path"], capabilities: [{ kind: "module", name: "path", enabled: false }] });
+    expect(await thrown(withdrawn.id, "require('path')")).toContain('withdrawn for this session\'s template by its disabled module capability "path"');
+    const reader = await createSession(s, { modules: ["fs", "http"] });
+    expect(await thrown(reader.id, "await require('fs').writeFile('out/b.txt', 'x')")).toContain(
+      '(POST /api/v1/templates/<template id>/capabilities {"kind": "fs", "name": "out"}; "." for the whole worktree), then start a new session',
+    );
+    expect(await thrown(reader.id, `await require('http').fetch(${JSON.stringify(hold.url)})`)).toContain(
+      `{"kind": "net", "name": "${new URL(hold.url).host}"}), then start a new session`,
+    );
   });
 
   it("a disabled fs capability grants nothing", async () => {

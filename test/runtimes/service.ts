@@ -137,9 +137,11 @@ function routesBuildEnv(env: Record<string, string> | undefined, port: number): 
  * running test.
  */
 async function prebuilt(config: string, env: Record<string, string>): Promise<string> {
-  const build = /^\[(?:env\.[\w-]+\.)?build\]\ncommand = "((?:[^"\\]|\\.)*)"\n/m.exec(config);
-  if (!build) return config;
-  const command = JSON.parse(`"${build[1]}"`) as string;
+  // The whole table: its header, then comment and key lines (`watch_dir`, `command`, ...).
+  const build = /^\[(?:env\.[\w-]+\.)?build\]\n(?:(?:#.*|[\w-]+ = .*)\n)*/m.exec(config);
+  const line = build && /^command = "((?:[^"\\]|\\.)*)"$/m.exec(build[0]);
+  if (!build || !line) return config;
+  const command = JSON.parse(`"${line[1]}"`) as string;
   const built = await runToEnd("sh", ["-c", command], { cwd: ROOT, env: { ...process.env, ...env } });
   if (built.code !== 0) throw new Error(`build step failed (${built.code}): ${command}\n${built.stdout}${built.stderr}`);
   return config.replace(build[0], "");

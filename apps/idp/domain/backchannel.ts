@@ -18,7 +18,9 @@
  * runtime keeps work going after the response (Node, Deno, a Durable Object) the POSTs run after
  * it; where it may not (a module Worker) the request awaits them (Provider.deliver).
  */
+import { idTokenAlg } from "./algorithms.ts";
 import { CodedError } from "#lib/errors";
+import { hasFrontchannelUri } from "./frontchannel.ts";
 import type { Provider } from "./provider.ts";
 import { LIFETIME_MS, type SessionRecord } from "./records.ts";
 
@@ -55,11 +57,12 @@ function revokeSessionTokens(p: Provider, sessions: SessionRecord[]): Promise<vo
 }
 
 /**
- * Remembers that `clientId` got tokens in session `sid`, when it has a back-channel logout URI
- * (nothing is written for other clients).
+ * Remembers that `clientId` got tokens in session `sid`, when it has a back-channel or a
+ * front-channel logout URI (frontchannel.ts; nothing is written for other clients).
  */
 export async function rememberLogoutClient(p: Provider, r: { iss: string; sid?: string; sub: string; client_id: string; auth_time: number }): Promise<void> {
-  if (r.sid === undefined || !p.backchannelLogoutUris.has(r.client_id)) return;
+  if (r.sid === undefined) return;
+  if ((await p.backchannelLogoutUri(r.client_id)) === undefined && !(await hasFrontchannelUri(p, r.client_id))) return;
   const record: LogoutClientRecord = { iss: r.iss, sid: r.sid, sub: r.sub, client_id: r.client_id, expires_at: r.auth_time + LIFETIME_MS.session };
   await p.put("logout_client", registrationKey(r.sid, r.client_id), record, { group: r.sid });
 }
@@ -121,7 +124,7 @@ export async function notifyExpiredSessions(p: Provider, everything = false): Pr
   if (due.length > 0) await p.deliver(Promise.all(due.map((r) => postLogoutToken(p, r))).then(() => {}));
 }
 
-/** Signs a logout token (typ logout+jwt, no nonce) for one client. */
+/** Signs a logout token (typ logout+jwt, no nonce) for one client, with its ID tokens' algorithm. */
 export async function logoutToken(p: Provider, r: LogoutClientRecord): Promise<string> {
   const iat = Math.floor(p.now() / 1000);
   const claims = {
@@ -134,12 +137,12 @@ export async function logoutToken(p: Provider, r: LogoutClientRecord): Promise<s
     sid: r.sid,
     events: { [BACKCHANNEL_EVENT]: {} },
   };
-  return (await p.keys()).sign(claims, undefined, "logout+jwt");
+  return (await p.keys()).sign(claims, undefined, "logout+jwt", idTokenAlg(await p.findClient(r.client_id)));
 }
 
 /** POSTs the logout token; a failure (refused, an error status, the timeout) is logged, never thrown. */
 async function postLogoutToken(p: Provider, r: LogoutClientRecord): Promise<void> {
-  const uri = p.backchannelLogoutUris.get(r.client_id);
+  const uri = await p.backchannelLogoutUri(r.client_id);
   if (uri === undefined) return;
   try {
     const body = new URLSearchParams({ logout_token: await logoutToken(p, r) });

@@ -22,7 +22,8 @@ export interface User {
 
 export type LoginClaims = Record<string, unknown>;
 
-export function userClaims(user: User): Record<string, unknown> {
+/** `mapped`: claims from configuration (claim-mappings.ts), after the user's own, before those typed at login. */
+export function userClaims(user: User, mapped?: Record<string, unknown>): Record<string, unknown> {
   const s = user.scenario;
   const claims: Record<string, unknown> = {
     sub: user.sub,
@@ -30,7 +31,7 @@ export function userClaims(user: User): Record<string, unknown> {
     email_verified: s?.email_verified ?? true,
     name: s?.name ?? syntheticName(user.login),
   };
-  if (!s) return withLoginClaims(claims, user);
+  if (!s) return withLoginClaims(withMapped(claims, mapped), user);
   if (s.groups !== undefined) claims.groups = s.groups;
   if (s.roles !== undefined) claims.roles = s.roles;
   if (s.tenant !== undefined) claims.tenant = s.tenant;
@@ -38,7 +39,11 @@ export function userClaims(user: User): Record<string, unknown> {
   if (s.locale !== undefined) claims.locale = s.locale;
   for (const [k, v] of Object.entries(s.claims)) if (!PROTOCOL_CLAIMS.has(k)) claims[k] = v;
   for (const k of s.omit_claims) if (!PROTOCOL_CLAIMS.has(k)) delete claims[k];
-  return withLoginClaims(claims, user);
+  return withLoginClaims(withMapped(claims, mapped), user);
+}
+
+function withMapped(claims: Record<string, unknown>, mapped: Record<string, unknown> | undefined): Record<string, unknown> {
+  return mapped ? Object.assign(claims, mapped) : claims;
 }
 
 function withLoginClaims(claims: Record<string, unknown>, user: User): Record<string, unknown> {
@@ -100,6 +105,9 @@ export const SUPPORTED_CLAIMS = [
   "auth_time",
   "nonce",
   "at_hash",
+  "acr",
+  "amr",
+  "sid",
   "email",
   "email_verified",
   "name",

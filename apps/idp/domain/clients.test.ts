@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { authenticateClient, buildClients, loopbackKey, postLogoutUriAllowed, readClientCredentials, redirectUriAllowed, WEB_APP_SECRET } from "./clients.ts";
-import { OAuthError } from "./errors.ts";
+import {
+  authenticateClient,
+  authMethodsOf,
+  buildClients,
+  clientFromConfig,
+  JWT_BEARER_ASSERTION_TYPE,
+  loopbackKey,
+  parseClientConfigs,
+  postLogoutUriAllowed,
+  readClientCredentials,
+  redirectUriAllowed,
+  WEB_APP_SECRET,
+} from "./clients.ts";
+import { ClientConfigError, OAuthError } from "./errors.ts";
 import { constantTimeEqual } from "./random.ts";
 
 const form = (o: Record<string, string>) => new Map(Object.entries(o));
@@ -128,5 +140,47 @@ describe("client authentication", () => {
     expect(constantTimeEqual("abc", "abd")).toBe(false);
     expect(constantTimeEqual("abc", "abcd")).toBe(false);
     expect(constantTimeEqual("", "")).toBe(true);
+  });
+});
+
+describe("JWT client metadata", () => {
+  const jwks = { keys: [{ kty: "EC", crv: "P-256", x: "x", y: "y" }] };
+  const app = { client_id: "app", redirect_uris: ["http://localhost/cb"] };
+
+  it("parseClientConfigs takes the RFC 7591 names and refuses what cannot work", () => {
+    const [parsed] = parseClientConfigs([{ ...app, token_endpoint_auth_method: "private_key_jwt", jwks, id_token_signed_response_alg: "EdDSA" }]);
+    expect(clientFromConfig(parsed!)).toMatchObject({ token_endpoint_auth_method: "private_key_jwt", jwks, id_token_signed_response_alg: "EdDSA" });
+    for (
+      const bad of [
+        { ...app, token_endpoint_auth_method: "private_key_jwt" },
+        { ...app, token_endpoint_auth_method: "client_secret_jwt" },
+        { ...app, jwks, jwks_uri: "http://127.0.0.1/jwks" },
+        { ...app, id_token_signed_response_alg: "HS256" },
+        { ...app, userinfo_signed_response_alg: "none" },
+        { ...app, request_object_signing_alg: "XS256" },
+        { ...app, redirect_uris: ["not a url"] },
+      ]
+    ) expect(() => parseClientConfigs([bad]), JSON.stringify(bad)).toThrow(ClientConfigError);
+  });
+
+  it("authMethodsOf: the registered method, else what the client holds", () => {
+    const client = (extra: Record<string, unknown>) => clientFromConfig({ ...app, ...extra });
+    expect([...authMethodsOf(client({ token_endpoint_auth_method: "client_secret_jwt", client_secret: "s" }))]).toEqual(["client_secret_jwt"]);
+    expect([...authMethodsOf(client({ client_secret: "s" }))]).toEqual(["client_secret_basic", "client_secret_post", "client_secret_jwt"]);
+    expect([...authMethodsOf(client({ jwks }))]).toEqual(["private_key_jwt"]);
+    expect([...authMethodsOf(client({}))]).toEqual(["none"]);
+  });
+
+  it("a client with keys and no secret is not public: no credentials are refused", () => {
+    const clients = new Map([["app", clientFromConfig({ ...app, jwks })]]);
+    expect(() => authenticateClient(clients, readClientCredentials(undefined, form({ client_id: "app" })))).toThrow(/client authentication required/);
+  });
+
+  it("readClientCredentials reads an assertion, and refuses it beside another method or with another type", () => {
+    const type = { client_assertion_type: JWT_BEARER_ASSERTION_TYPE };
+    expect(readClientCredentials(undefined, form({ ...type, client_assertion: "a.b.c" }))).toEqual({ assertion: "a.b.c", method: "jwt" });
+    expect(() => readClientCredentials(basic("app", "s"), form({ ...type, client_assertion: "a.b.c" }))).toThrow(/only one/);
+    expect(() => readClientCredentials(undefined, form({ client_assertion_type: "urn:other", client_assertion: "a.b.c" }))).toThrow(/client_assertion_type/);
+    expect(() => readClientCredentials(undefined, form({ client_assertion: "a.b.c" }))).toThrow(/go together/);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * Which web origins may read the provider's answers from a page (CORS): the origins of every
  * registered redirect URI (a loopback IP literal's on any port, as the redirect URI itself:
- * RFC 8252 §7.3), plus the configured `cors-origins`, where `*` allows every origin.
+ * RFC 8252 §7.3) and of redirect URI patterns, plus the configured `cors-origins`, where `*`
+ * allows every origin. Clients registered at /register: routes/cors.ts.
  */
 import { type Client, loopbackKey, originsOf } from "./clients.ts";
+import { matchesRedirectPattern, originPattern, type RedirectPattern } from "./redirect-patterns.ts";
 
 /** `*`, or an origin as a browser sends it: `scheme://host[:port]` (one trailing `/` is dropped). */
 export function parseCorsOrigin(value: string): string | undefined {
@@ -20,6 +22,8 @@ export class CorsPolicy {
   private readonly exact = new Set<string>();
   /** `scheme://127.0.0.1` or `scheme://[::1]` of loopback redirect URIs: every port. */
   private readonly loopback = new Set<string>();
+  /** The origins of redirect URI patterns (one wildcard label). */
+  private readonly patterns: RedirectPattern[] = [];
 
   constructor(clients: Iterable<Client>, configured: readonly string[] = []) {
     const origins = configured.map((o) => parseCorsOrigin(o) ?? o);
@@ -31,6 +35,7 @@ export class CorsPolicy {
         if (key !== undefined) this.loopback.add(key);
         else this.exact.add(origin);
       }
+      for (const pattern of client.redirect_uri_patterns ?? []) this.patterns.push(originPattern(pattern));
     }
   }
 
@@ -38,6 +43,7 @@ export class CorsPolicy {
   allows(origin: string): boolean {
     if (this.any || this.exact.has(origin)) return true;
     const key = loopbackKey(origin);
-    return key !== undefined && this.loopback.has(key);
+    if (key !== undefined && this.loopback.has(key)) return true;
+    return this.patterns.some((p) => matchesRedirectPattern(p, origin));
   }
 }

@@ -14,11 +14,17 @@ export type OAuthErrorCode =
   | "authorization_pending"
   | "expired_token"
   | "invalid_client"
+  /** RFC 7591 §3.2.2: registration metadata that cannot be accepted. */
+  | "invalid_client_metadata"
   | "invalid_dpop_proof"
   | "invalid_grant"
+  /** RFC 7591 §3.2.2: a redirect URI that cannot be registered. */
+  | "invalid_redirect_uri"
   | "invalid_request"
   | "invalid_scope"
   | "invalid_target"
+  /** RFC 6750 §3.1: a registration access token that is unknown (RFC 7592 §3). */
+  | "invalid_token"
   | "server_error"
   | "slow_down"
   | "unauthorized_client"
@@ -55,10 +61,14 @@ export class PageError extends CodedError<PageErrorCode> {
 /** The `error` values sent to a redirect URI (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6). */
 export type AuthorizeRedirectErrorCode =
   | "invalid_request"
+  | "invalid_request_object"
   | "invalid_scope"
+  | "request_uri_not_supported"
   | "unauthorized_client"
   | "unsupported_response_mode"
   | "unsupported_response_type"
+  /** OpenID Connect Unmet Authentication Requirements 1.0: an essential acr the login did not meet. */
+  | "unmet_authentication_requirements"
   | AuthorizeFailure;
 
 /** An authorization error sent to the client's (already validated) redirect URI. */
@@ -91,5 +101,23 @@ export type SigningKeysErrorCode = "INVALID_SIGNING_KEYS";
 export class SigningKeysError extends CodedError<SigningKeysErrorCode> {
   constructor(message: string) {
     super("INVALID_SIGNING_KEYS", message);
+  }
+}
+
+export type ClientConfigErrorCode = "INVALID_CLIENTS";
+
+/** Configured clients (IDP_CLIENTS, the `clients` option) that do not validate. */
+export class ClientConfigError extends CodedError<ClientConfigErrorCode> {
+  constructor(message: string) {
+    super("INVALID_CLIENTS", message);
+  }
+}
+
+export type TrustedIssuersErrorCode = "INVALID_JWT_BEARER_ISSUERS";
+
+/** Trusted issuers of the JWT bearer grant (IDP_JWT_BEARER_ISSUERS) that do not validate. */
+export class TrustedIssuersError extends CodedError<TrustedIssuersErrorCode> {
+  constructor(message: string) {
+    super("INVALID_JWT_BEARER_ISSUERS", message);
   }
 }

@@ -2,7 +2,10 @@
  * Issuing tokens: opaque access and refresh tokens (cheap random secrets kept in the state store)
  * and RS256 ID tokens with `at_hash`, shaped by the user's ID token scenario.
  */
+import { idTokenAlg } from "./algorithms.ts";
 import { type User, userClaims } from "./claims.ts";
+import { type ClaimTarget, mappedClaims } from "./claim-mappings.ts";
+import { type AuthContext, type ClaimsRequest, userinfoContextClaims } from "./claims-request.ts";
 import { allowsGrant, type Client } from "./clients.ts";
 import type { Provider } from "./provider.ts";
 import { base64urlEncode } from "#lib/oauth";
@@ -18,7 +21,7 @@ export interface TokenResponse {
   refresh_token?: string;
 }
 
-export interface Issuance {
+export interface Issuance extends AuthContext {
   issuer: string;
   client: Client;
   /** Absent for client_credentials. */
@@ -30,13 +33,21 @@ export interface Issuance {
   /** Binds the new refresh token to a key (DPoP-bound refresh tokens stay bound). */
   refreshJkt?: string;
   grant_id: string;
-  /** A write that spent the grant (the used-code record, say): committed with the tokens. */
+  /**
+   * The spending of what the tokens are for (the code, the refresh token), queued before the
+   * tokens' writes so all share one commit. When it fails, the tokens just stored (seen by nobody)
+   * are deleted and its error is the answer.
+   */
   spent?: Promise<void>;
   /** The IdP session the grant came from: `sid` of ID tokens (back-channel logout). */
   sid?: string;
+  /** The authorization request's `claims` parameter (claims-request.ts). */
+  claimsRequest?: ClaimsRequest;
 }
 
 export const scopeList = (scope: string) => scope.split(" ").filter((s) => s !== "");
+/** RFC 6749 §3.3 scope-token: printable ASCII but space, `"` and `\` (so no tab hides `openid` inside one token). */
+export const isScopeToken = (token: string) => /^[\x21\x23-\x5B\x5D-\x7E]+$/.test(token);
 export const hasScope = (scope: string, name: string) => scopeList(scope).includes(name);
 
 async function atHash(accessToken: string): Promise<string> {
@@ -57,12 +68,18 @@ async function signAccessToken(p: Provider, req: Issuance, now: number): Promise
     exp: iat + LIFETIME_MS.accessToken / 1000,
     jti: p.secret(),
   };
-  if (req.user) { for (const [k, v] of Object.entries(userClaims(req.user))) if (!(k in claims)) claims[k] = v; }
+  const mapped = configuredClaims(p, req, "access_token");
+  const extra = req.user ? userClaims(req.user, mapped) : mapped;
+  for (const [k, v] of Object.entries(extra ?? {})) if (!(k in claims)) claims[k] = v;
   const { cnf } = senderConstraint(req.jkt);
   if (cnf) claims.cnf = cnf;
   const keys = await p.keys();
-  return keys.sign(claims, undefined, "at+jwt");
+  return keys.sign(claims, undefined, "at+jwt", idTokenAlg(req.client));
 }
+
+/** The configured claims (claim-mappings.ts) of one token of this issuance. */
+const configuredClaims = (p: Provider, req: Issuance, target: ClaimTarget) =>
+  mappedClaims(p.options.claimMappings, target, { client_id: req.client.client_id, scope: req.scope, sub: req.user?.sub });
 
 export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResponse> {
   const now = p.now();
@@ -79,10 +96,12 @@ export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResp
   if (req.user) access.login = req.user.login;
   if (req.user?.claims) access.claims = req.user.claims;
   if (req.jkt) access.jkt = req.jkt;
+  const context = userinfoContextClaims(req.claimsRequest, { acr: req.acr, amr: req.amr, auth_time: req.auth_time });
+  if (context) access.userinfo_context = context;
   // Queued in one turn, the writes share one commit; the ID token is signed meanwhile, and the
   // response waits for both.
+  const stores: [TokenKind, string][] = [["access_token", accessToken]];
   const writes: Promise<void>[] = [p.put("access_token", accessToken, access, { pruneAt: access.expires_at, group: req.grant_id })];
-  if (req.spent) writes.push(req.spent);
   const response: TokenResponse = {
     access_token: accessToken,
     token_type: senderConstraint(req.jkt).token_type,
@@ -104,10 +123,14 @@ export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResp
     if (req.refreshJkt) refresh.jkt = req.refreshJkt;
     if (req.sid) refresh.sid = req.sid;
     if (req.user.claims) refresh.claims = req.user.claims;
+    if (req.acr !== undefined) refresh.acr = req.acr;
+    if (req.amr !== undefined) refresh.amr = req.amr;
+    if (req.claimsRequest !== undefined) refresh.claims_request = req.claimsRequest;
+    stores.push(["refresh_token", refreshToken]);
     writes.push(p.put("refresh_token", refreshToken, refresh, { pruneAt: refresh.expires_at, group: req.grant_id }));
     response.refresh_token = refreshToken;
   }
-  const stored = Promise.all(writes);
+  const stored = storedUnlessUnspent(p, writes, stores, req.spent);
   if (req.user && hasScope(req.scope, "openid")) {
     const idToken = signIdToken(p, req, accessToken, now);
     await Promise.all([stored, idToken]);
@@ -117,6 +140,16 @@ export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResp
   }
   await undoIfRevoked(p, req.grant_id);
   return response;
+}
+
+/** Waits for the token writes; when the spending failed, deletes the tokens again and throws its error. */
+async function storedUnlessUnspent(p: Provider, writes: Promise<void>[], stores: [TokenKind, string][], spent?: Promise<void>): Promise<void> {
+  const [spending, ...written] = await Promise.allSettled([spent, ...writes]);
+  if (spending!.status === "rejected") {
+    await Promise.all(stores.map(([kind, key]) => p.state.delete(kind, key)));
+    throw spending!.reason;
+  }
+  for (const w of written) if (w.status === "rejected") throw w.reason;
 }
 
 /**
@@ -147,18 +180,22 @@ async function signIdToken(p: Provider, req: Issuance, accessToken: string, now:
   };
   if (req.nonce !== undefined) claims.nonce = effect === "bad-nonce" ? `not-${req.nonce}` : req.nonce;
   if (req.sid !== undefined) claims.sid = req.sid;
+  // The login's authentication context; a user's own claims of these names (typed at login) win.
+  if (req.acr !== undefined) claims.acr = req.acr;
+  if (req.amr !== undefined) claims.amr = req.amr;
   claims.at_hash = await atHash(accessToken);
-  for (const [k, v] of Object.entries(userClaims(user))) if (k !== "sub") claims[k] = v;
+  for (const [k, v] of Object.entries(userClaims(user, configuredClaims(p, req, "id_token")))) if (k !== "sub") claims[k] = v;
   if (effect === "missing-email") {
     delete claims.email;
     delete claims.email_verified;
   }
   if (effect === "email-unverified") claims.email_verified = false;
   const keys = await p.keys();
-  return keys.sign(claims, user.scenario?.effects.signKey);
+  return keys.sign(claims, user.scenario?.effects.signKey, undefined, idTokenAlg(req.client));
 }
 
 const GRANT_TOKENS = ["access_token", "refresh_token"] as const;
+type TokenKind = (typeof GRANT_TOKENS)[number];
 
 /**
  * Deletes every access and refresh token of one grant (code replay, refresh token reuse, refresh

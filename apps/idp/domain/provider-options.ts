@@ -5,7 +5,11 @@
 import type { Logger } from "#lib/log";
 import type { IdpStateStore, StateKind } from "../state/store.ts";
 import type { ClientConfig } from "./clients.ts";
+import type { TrustedIssuer } from "./jwt-bearer.ts";
 import type { RandomBytes } from "./random.ts";
+import type { RequestLog } from "./request-log.ts";
+import type { ClaimMapping } from "./claim-mappings.ts";
+import type { RegistrationPolicy } from "./registration.ts";
 
 export interface ProviderOptions {
   /** Issuer URL; `{origin}` is replaced by the origin of each request. */
@@ -19,6 +23,8 @@ export interface ProviderOptions {
   corsOrigins?: string[];
   users?: unknown;
   clients?: ClientConfig[];
+  /** Issuers whose assertions the JWT bearer grant accepts (jwt-bearer.ts). */
+  jwtBearerIssuers?: TrustedIssuer[];
   signingKeys?: unknown;
   state: IdpStateStore;
   now: () => number;
@@ -39,6 +45,21 @@ export interface ProviderOptions {
   awaitDeliveries?: boolean;
   /** The debug interface's access token (routes/debug.ts); none: loopback callers need none. */
   debugToken?: string;
+  /** The requests received, for GET /debug/requests (one per instance, shared by its issuers by path). */
+  requestLog?: RequestLog;
+  /** Claims from configuration per client, scope or subject (claim-mappings.ts). */
+  claimMappings?: ClaimMapping[];
+  /**
+   * Dynamic client registration (RFC 7591): open, token (with `registrationToken`) or off.
+   * Undefined: open while the issuer a request is answered for is on a loopback host, else off.
+   */
+  registration?: RegistrationPolicy;
+  /** The initial access token of registration policy `token`. */
+  registrationToken?: string;
+  /** RFC 9126 §5: every authorization request must come through /par. */
+  requirePushedAuthorizationRequests?: boolean;
+  /** Redirect URIs and patterns of a preview deployment, added to the configured client's (clients.ts). */
+  previewRedirectUris?: string[];
   logger: Logger;
 }
 
@@ -64,6 +85,8 @@ export const MAX_LIVE: Partial<Record<StateKind, number>> = {
   user_code: 10_000,
   replay: 20_000,
   logout_client: 10_000,
+  client: 10_000,
+  pushed_request: 10_000,
 };
 
 /** What may name an issuer by path (one path segment). */

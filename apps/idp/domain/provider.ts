@@ -9,10 +9,13 @@ import { namespacedStore, namespaceOf } from "../state/namespace.ts";
 import type { IdpStateStore, RecordOptions, StateKind } from "../state/store.ts";
 import { backchannelUris, notifyExpiredSessions } from "./backchannel.ts";
 import { buildClients, type Client } from "./clients.ts";
+import { registeredClient, type RegisteredClientRecord, type RegistrationPolicy } from "./registration.ts";
 import type { User } from "./claims.ts";
 import { SigningKeysError } from "./errors.ts";
-import { generateSigningKey, type KeyRing, type Kid, loadKeyRing, parseConfiguredKeys } from "./keys.ts";
+import { SIGNING_ALGS } from "./algorithms.ts";
+import { ACTIVE_KID, generateSigningKey, type KeyRing, type Kid, loadKeyRing, parseConfiguredKeys, ROTATED_KID } from "./keys.ts";
 import { issuerPathOf, MAX_LIVE, ORIGIN, type ProviderOptions } from "./provider-options.ts";
+import { isLoopbackAddress } from "#lib/http";
 import { opaqueSecret, pooledCryptoRandom, type RandomBytes } from "./random.ts";
 import { JWKS_MODES, type JwksMode } from "./records.ts";
 import { BUILTIN_SCENARIOS, fromSeeded, ScenarioRegistry } from "./scenarios.ts";
@@ -131,6 +134,50 @@ export class Provider {
       issuers.set(name, issuer);
     }
     return issuer;
+  }
+
+  // -- clients ---------------------------------------------------------------------------------
+
+  /** A configured client, or a client registered at this issuer's /register (RFC 7591). */
+  async findClient(id: string): Promise<Client | undefined> {
+    const configured = this.clients.get(id);
+    if (configured) return configured;
+    const record = await this.state.get<RegisteredClientRecord>("client", id);
+    return record ? registeredClient(record) : undefined;
+  }
+
+  /**
+   * The clients a request naming `id` may mean: the configured ones, and the registered client of
+   * that id if there is one (for code that looks clients up in a map, like authenticateClient).
+   */
+  async clientsNaming(id: string | undefined): Promise<ReadonlyMap<string, Client>> {
+    if (id === undefined || this.clients.has(id)) return this.clients;
+    const registered = await this.findClient(id);
+    return registered ? new Map([[id, registered]]) : this.clients;
+  }
+
+  /** A client's back-channel logout URI: configured, or registered with the client (RFC 7591). */
+  async backchannelLogoutUri(clientId: string): Promise<string | undefined> {
+    const configured = this.backchannelLogoutUris.get(clientId);
+    if (configured !== undefined || this.clients.has(clientId)) return configured;
+    return (await this.state.get<RegisteredClientRecord>("client", clientId))?.metadata.backchannel_logout_uri;
+  }
+
+  /** The clients registered at this issuer's /register (RFC 7591). */
+  async registeredClients(): Promise<Client[]> {
+    return (await this.state.entries<RegisteredClientRecord>("client")).map(([, r]) => registeredClient(r));
+  }
+
+  /** Every client of this issuer: configured, then registered (logout without client_id). */
+  async allClients(): Promise<Client[]> {
+    return [...this.clients.values(), ...(await this.registeredClients())];
+  }
+
+  /** The registration policy for a request to `requestUrl` (see ProviderOptions.registration). */
+  registrationPolicy(requestUrl: string): RegistrationPolicy {
+    if (this.options.registration) return this.options.registration;
+    const host = new URL(this.issuerFor(requestUrl).replace(ORIGIN, "http://origin.invalid")).hostname;
+    return isLoopbackAddress(host) || host === "localhost" ? "open" : "off";
   }
 
   // -- settings shared between instances -----------------------------------------------------
@@ -376,18 +423,23 @@ export class Provider {
   }
 
   /**
-   * Rotates the generated keys: a new `dev-key-1` signs from now on, and the one it replaces
-   * becomes `rotated-key-2` (still published, so the `key-rotated` scenario signs with the
-   * previous active key). Every instance on the same store picks the new ring up on its next
+   * Rotates the generated keys: for every algorithm a new active key (`dev-key-1` for RS256) signs
+   * from now on, and the one it replaces becomes that algorithm's rotated key (`rotated-key-2`;
+   * still published, so the `key-rotated` scenario signs with the previous active key). Every instance on the same store picks the new ring up on its next
    * request.
    */
   async rotateKeys(): Promise<KeyRing> {
     if (this.hasConfiguredKeys()) throw new SigningKeysError("signing keys are configured; rotate them in the configuration");
     await this.keys();
-    const previous = await this.state.get<JWK>("key", "dev-key-1");
-    const next = await generateSigningKey("dev-key-1");
-    if (previous) await this.state.set("key", "rotated-key-2", { ...previous, kid: "rotated-key-2" });
-    await this.state.set("key", "dev-key-1", next);
+    // Each algorithm's active key: the new one signs, the one it replaces stays published.
+    await Promise.all(
+      SIGNING_ALGS.map(async (alg) => {
+        const previous = await this.state.get<JWK>("key", ACTIVE_KID[alg]);
+        const next = await generateSigningKey(ACTIVE_KID[alg]);
+        if (previous) await this.state.set("key", ROTATED_KID[alg], { ...previous, kid: ROTATED_KID[alg] });
+        await this.state.set("key", ACTIVE_KID[alg], next);
+      }),
+    );
     const version = this.newVersion();
     await this.state.set("setting", SETTING.keys, version);
     this.core.settings = { ...this.core.settings, keysVersion: version };

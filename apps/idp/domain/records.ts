@@ -1,5 +1,6 @@
 /** The records the provider keeps in its state store (times in provider-clock milliseconds). */
 import type { LoginClaims } from "./claims.ts";
+import type { AuthContext, ClaimsRequest } from "./claims-request.ts";
 
 /** Lifetimes (decisions.md). */
 export const LIFETIME_MS = {
@@ -16,7 +17,7 @@ export const SLOW_DOWN_STEP_S = 5;
 /** Expired device grants stay this long so polling says `expired_token` rather than `invalid_grant`. */
 export const EXPIRED_GRANT_GRACE_MS = 10 * 60_000;
 
-export interface SessionRecord {
+export interface SessionRecord extends AuthContext {
   login: string;
   sub: string;
   auth_time: number;
@@ -27,7 +28,7 @@ export interface SessionRecord {
   claims?: LoginClaims;
 }
 
-export interface CodeRecord {
+export interface CodeRecord extends AuthContext {
   client_id: string;
   redirect_uri: string;
   scope: string;
@@ -43,6 +44,8 @@ export interface CodeRecord {
   /** The session the code was issued in (back-channel logout). */
   sid?: string;
   claims?: LoginClaims;
+  /** The request's `claims` parameter (claims-request.ts). */
+  claims_request?: ClaimsRequest;
 }
 
 /** The grant id of a redeemed code, remembered until it would have expired, so a replay can revoke its tokens. */
@@ -64,6 +67,8 @@ export interface AccessTokenRecord {
   login?: string;
   /** The login's extra claims, for /userinfo. */
   claims?: LoginClaims;
+  /** Authentication context claims the claims request asked userinfo for (claims-request.ts). */
+  userinfo_context?: Record<string, unknown>;
   scope: string;
   jkt?: string;
   grant_id: string;
@@ -71,7 +76,7 @@ export interface AccessTokenRecord {
   expires_at: number;
 }
 
-export interface RefreshTokenRecord {
+export interface RefreshTokenRecord extends AuthContext {
   client_id: string;
   sub: string;
   login: string;
@@ -84,6 +89,7 @@ export interface RefreshTokenRecord {
   expires_at: number;
   /** The session of the grant: refreshed ID tokens keep its `sid`. */
   sid?: string;
+  claims_request?: ClaimsRequest;
 }
 
 export type DeviceGrantStatus = "pending" | "approved" | "denied";

@@ -1,7 +1,8 @@
 /** verifyOwnJwt / verifyOwnIdToken: only what this provider's key ring signed, of the kind, issuer and audience asked for. */
 import { beforeAll, describe, expect, it } from "vitest";
 import { generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
-import { type KeyRing, loadKeyRing } from "./keys.ts";
+import { SIGNING_ALGS } from "./algorithms.ts";
+import { ACTIVE_KID, type KeyRing, loadKeyRing, ROTATED_KID } from "./keys.ts";
 import { verifyOwnIdToken, verifyOwnJwt } from "./signed-jwt.ts";
 
 const ISSUER = "http://idp.test";
@@ -50,6 +51,16 @@ describe("verifyOwnIdToken", () => {
     expect(await reasonOf(await ring.sign(ID_CLAIMS, "kid-not-found"))).not.toBe("ok");
   });
 
+  it("bad-signature fails on the signature for every algorithm: the kid names a published key of that algorithm", async () => {
+    const published = JSON.parse(ring.jwksBody) as { keys: { kid: string; alg: string }[] };
+    for (const alg of SIGNING_ALGS) {
+      const token = await ring.sign(ID_CLAIMS, "bad-signature", "JWT", alg);
+      const { kid } = JSON.parse(atob(token.split(".")[0]!.replace(/-/g, "+").replace(/_/g, "/"))) as { kid: string };
+      expect(published.keys.find((k) => k.kid === kid)?.alg, alg).toBe(alg);
+      expect(await reasonOf(token), alg).toMatch(/signature/);
+    }
+  });
+
   it("refuses another issuer, another audience, another typ, a logout token and no subject", async () => {
     expect(await reasonOf(await ring.sign({ ...ID_CLAIMS, iss: `${ISSUER}/other` }))).toMatch(/iss/);
     expect(await reasonOf(await ring.sign(ID_CLAIMS), "web-app")).toMatch(/aud/);
@@ -74,5 +85,17 @@ describe("verifyOwnJwt", () => {
     const other = await loadKeyRing({ stored: {}, save: async (_kid, jwk) => jwk });
     const result = await verifyOwnJwt(other, await ring.sign(ID_CLAIMS), { issuer: ISSUER, typ: "JWT" });
     expect(result.ok).toBe(false);
+  });
+
+  it("verifies ID tokens of every signing algorithm, each under its own kid; refuses one without exp (a signed userinfo response)", async () => {
+    for (const alg of SIGNING_ALGS) {
+      const token = await ring.sign(ID_CLAIMS, undefined, undefined, alg);
+      const result = await verifyOwnIdToken(ring, token, { issuer: ISSUER, audience: "dev-client" });
+      expect(result.ok && result.header, alg).toMatchObject({ alg, kid: ACTIVE_KID[alg] });
+      const rotated = await verifyOwnIdToken(ring, await ring.sign(ID_CLAIMS, "rotated", undefined, alg), { issuer: ISSUER });
+      expect(rotated.ok && rotated.header.kid, alg).toBe(ROTATED_KID[alg]);
+    }
+    const { exp: _, ...noExp } = ID_CLAIMS;
+    expect(await reasonOf(await ring.sign(noExp, undefined, undefined, "ES256"))).toMatch(/no exp/);
   });
 });

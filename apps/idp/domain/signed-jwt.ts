@@ -6,10 +6,11 @@
  */
 import type { JWTHeaderParameters, JWTPayload } from "jose";
 import { loadJose } from "#lib/oauth";
+import { SIGNING_ALGS } from "./algorithms.ts";
 import type { KeyRing } from "./keys.ts";
 
-/** The only algorithm the provider signs with (keys.ts); anything else, `none` first, is refused. */
-const ALGORITHMS = ["RS256"];
+/** The algorithms the provider signs with (keys.ts); anything else, `none` first, is refused. */
+const ALGORITHMS: string[] = [...SIGNING_ALGS];
 /** The `typ` keys.ts puts on ID tokens (logout tokens are `logout+jwt`, JWT access tokens `at+jwt`). */
 export const ID_TOKEN_TYP = "JWT";
 
@@ -76,5 +77,7 @@ export async function verifyOwnIdToken(ring: KeyRing, token: string, check: Omit
   const marked = NOT_IN_ID_TOKENS.filter((claim) => verified.payload[claim] !== undefined);
   if (marked.length > 0) return { ok: false, reason: `not an ID token (it has ${marked.join(", ")})` };
   if (typeof verified.payload.sub !== "string" || verified.payload.sub === "") return { ok: false, reason: "no subject" };
+  // A signed userinfo response has the same keys and typ but no exp (routes/userinfo.ts).
+  if (typeof verified.payload.exp !== "number") return { ok: false, reason: "not an ID token (no exp)" };
   return verified;
 }

@@ -67,7 +67,7 @@ refresh(); setInterval(refresh, 2000);
 const EXTRA_STYLE = `body{max-width:64rem}table{border-collapse:collapse;width:100%;font-size:14px}td,th{border-bottom:1px solid #ddd;padding:.2rem .4rem;text-align:left}
 .counts{display:flex;flex-wrap:wrap;gap:1rem}.counts div{background:#f3f5f9;border-radius:6px;padding:.3rem .8rem}.counts b{font-size:1.2rem}
 form.row{display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;margin:.3rem 0}form.row label{display:inline;min-width:11rem}form.row input{width:9rem}.muted{color:#666}.ok{color:#1e7b34;font-weight:600}
-#result{min-height:1.5rem}`;
+#result{min-height:1.5rem}.help{background:#f3f5f9;border-radius:6px;padding:.6rem .9rem;font-size:14px}`;
 
 export function debugPage(input: DebugPageInput): Html {
   const counts = ["sessions", "codes", "tokens", "refresh_tokens", "device_grants", "replay_entries"];
@@ -92,6 +92,12 @@ export function debugPage(input: DebugPageInput): Html {
 <table id="clients"><tr><th>client_id</th><th>type</th><th>PKCE</th><th>redirect URIs</th></tr>
 ${input.clients.map((c) => html`<tr><td>${c.client_id}</td><td>${c.secret ? "confidential" : "public"}</td><td>${c.require_pkce ? "required" : "optional"}</td><td>${[...c.redirect_uris].join(" ")}</td></tr>`)}
 </table>
+<p class="help" id="which-client">Signing in from a page of your own on another port? Use <code>public-spa</code> (public, PKCE S256)
+with <code>http://127.0.0.1:&lt;your port&gt;/callback</code> or <code>/auth/callback</code> as the redirect URI: a registered URI on
+<code>127.0.0.1</code> admits any port (RFC 8252), so nothing needs registering, and use <code>${input.issuer}</code> as the authority
+(the issuer, as written, for the tokens' <code>iss</code>). A <code>localhost</code> URI matches only as registered
+(<code>--client-id my-app --redirect-uris http://localhost:4000/callback</code>). To try a sign-in from here:
+<a href="client" id="debug-client-link">this provider's debug client</a> (client <code>debug-client</code>, the code flow with PKCE).</p>
 <h2>Sessions</h2><table id="sessions"></table>
 <h2>Access tokens</h2><table id="tokens"></table>
 <h2>Device grants</h2><table id="device-grants"></table>

@@ -19,6 +19,8 @@ export interface LoginPageInput {
   extraClaims?: string;
   error?: string;
   scenarios: ScenarioRegistry;
+  /** The authentication levels (acr) to choose from, and the one preselected (the request's). */
+  acr: { values: readonly string[]; selected: string };
 }
 
 // The search box filters the quick picks as one types (it belongs to no form, so Enter in it
@@ -60,6 +62,9 @@ ${input.params.map(([name, value]) => html`<input type="hidden" name="${name}" v
 <textarea id="extra-claims" name="extra_claims" rows="4" spellcheck="false" placeholder='{"roles": ["admin"], "tenant": "acme"}'>${input.extraClaims ?? ""}</textarea>
 </label>
 </details>
+<label for="acr">Authentication level (acr) <small>(mfa stands for a second factor, not asked)</small>
+<select id="acr" name="acr">${input.acr.values.map((v) => html`<option value="${v}"${v === input.acr.selected ? raw(" selected") : ""}>${v}</option>`)}</select>
+</label>
 <button id="sign-in" class="primary" type="submit">Sign in</button>
 <p>Or pick a scenario: <input id="scenario-search" type="search" form="scenario-filter" placeholder="filter scenarios" aria-label="filter scenarios" autocomplete="off"></p>
 ${groups.map(

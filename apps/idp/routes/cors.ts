@@ -57,9 +57,19 @@ function sameOrigin(c: Context, p: Provider, origin: string): boolean {
   return origin === new URL(c.req.url).origin || origin === new URL(p.issuerFor(c.req.url)).origin;
 }
 
+/**
+ * Is `origin` the origin of a redirect URI of a client registered at this issuer (RFC 7591)?
+ * Asked only for an Origin no configured client allows, and read from the store then.
+ */
+async function registeredAllows(p: Provider, origin: string): Promise<boolean> {
+  if (p.options.registration === "off") return false;
+  return new CorsPolicy(await p.registeredClients()).allows(origin);
+}
+
 export function registerCors(app: Hono, p: Provider): void {
   const policy = corsPolicy(p);
-  const allowed = (origin: string) => (policy.allows(origin) ? origin : null);
+  const allowed = (origin: string): string | null | Promise<string | null> =>
+    policy.allows(origin) ? origin : registeredAllows(p, origin).then((yes) => (yes ? origin : null));
   for (const [path, methods] of Object.entries(CORS_ENDPOINTS)) {
     const withCors = cors({ origin: allowed, allowMethods: methods, allowHeaders: ALLOW_HEADERS, exposeHeaders: EXPOSE_HEADERS, maxAge: MAX_AGE });
     // A request without Origin is no browser's cross-origin call: hono/cors would only add Vary
@@ -69,15 +79,17 @@ export function registerCors(app: Hono, p: Provider): void {
     const guarded: MiddlewareHandler = SPENDING.has(path)
       ? (c: Context, next: Next) => {
         const origin = c.req.header("origin");
-        if (origin !== undefined && c.req.method === "POST" && !policy.allows(origin) && !sameOrigin(c, p, origin)) {
+        if (origin === undefined || c.req.method !== "POST" || policy.allows(origin) || sameOrigin(c, p, origin)) return headers(c, next);
+        // Not a configured client's origin: perhaps a registered client's (read from the store).
+        return registeredAllows(p, origin).then((yes) => {
+          if (yes) return headers(c, next);
           p.logger.warn("cross-origin request refused", { origin, path: c.req.path });
           throw new OAuthError(
             "invalid_request",
             `origin ${origin} may not call this endpoint: register a redirect URI on it, or add it to cors-origins (IDP_CORS_ORIGINS)`,
             403,
           );
-        }
-        return headers(c, next);
+        });
       }
       : headers;
     if (IN_HANDLER.has(path)) app.options(path, headers);
@@ -89,12 +101,23 @@ export function registerCors(app: Hono, p: Provider): void {
  * The CORS headers of an answer, with `base` (what hono/cors would add to a GET, computed
  * synchronously): the answer without an allowed Origin is the same object every time.
  */
-export function corsHeaders(p: Provider, base: Record<string, string>): (c: Context) => Record<string, string> {
+export function corsHeaders(p: Provider, base: Record<string, string>): (c: Context) => Record<string, string> | Promise<Record<string, string>> {
   const plain = { ...base, Vary: "Origin" };
   const expose = EXPOSE_HEADERS.join(",");
+  const allowing = (origin: string) => ({ ...plain, "Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": expose });
   return (c) => {
     const origin = c.req.header("origin");
-    if (origin === undefined || !corsPolicy(p).allows(origin)) return plain;
-    return { ...plain, "Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": expose };
+    if (origin === undefined) return plain;
+    if (corsPolicy(p).allows(origin)) return allowing(origin);
+    // A registered client's origin: known only from the store (a promise only in this case).
+    return registeredAllows(p, origin).then((yes) => (yes ? allowing(origin) : plain));
   };
+}
+
+/** Answers with headers that may still be on their way (corsHeaders), synchronously when they are not. */
+export function answerWith<T>(
+  headers: Record<string, string> | Promise<Record<string, string>>,
+  answer: (headers: Record<string, string>) => T | Promise<T>,
+): T | Promise<T> {
+  return headers instanceof Promise ? headers.then(answer) : answer(headers);
 }

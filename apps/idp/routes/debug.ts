@@ -17,6 +17,7 @@ import { type AccessTokenRecord, type CodeRecord, type DeviceGrantRecord, JWKS_M
 import { parseSeededUser, type SeededUser } from "../domain/users.ts";
 import { debugPage } from "../pages/debug.ts";
 import { registerDebugClient } from "./debug-client.ts";
+import { registerDebugRequests } from "./debug-requests.ts";
 import { RESETTABLE_KINDS, type StateKind } from "../state/store.ts";
 import { NO_STORE, readBodyText, rfc3339 } from "./http.ts";
 import { sameOriginOnly } from "./same-origin.ts";
@@ -96,6 +97,7 @@ export function registerDebug(app: Hono, p: Provider): void {
   app.use("/debug", guard, ...withToken, sameOrigin);
   app.use("/debug/*", guard, ...withToken, sameOrigin);
   registerDebugClient(app, p);
+  registerDebugRequests(app, p);
 
   app.get("/debug", async (c) => c.json({ counts: await counts(p), jwks_mode: p.jwksMode() }));
 
@@ -147,7 +149,8 @@ export function registerDebug(app: Hono, p: Provider): void {
       })),
     ));
 
-  app.get("/debug/ui", (c) => c.html(debugPage({ issuer: p.issuerFor(c.req.url), clients: [...p.clients.values()], jwksModes: JWKS_MODES })));
+  // Configured clients, then those registered at /register (RFC 7591).
+  app.get("/debug/ui", async (c) => c.html(debugPage({ issuer: p.issuerFor(c.req.url), clients: await p.allClients(), jwksModes: JWKS_MODES })));
 
   app.get("/debug/jwks-mode", (c) => c.json({ mode: p.jwksMode() }));
   app.post("/debug/jwks-mode", async (c) => {
@@ -188,6 +191,7 @@ export function registerDebug(app: Hono, p: Provider): void {
     // Every session ends: clients with a back-channel logout URI are told first.
     await notifyExpiredSessions(p, true);
     await p.reset(RESETTABLE_KINDS);
+    p.options.requestLog?.clear();
     return c.json({ reset: true });
   });
 

@@ -83,7 +83,7 @@ async function decide(c: Context, p: Provider): Promise<Response> {
 export function registerDevice(app: Hono, p: Provider): void {
   app.post("/device_authorization", async (c) => {
     const form = await readOAuthForm(c);
-    const client = authenticate(c, p, form);
+    const client = await authenticate(c, p, form);
     if (!allowsGrant(client, DEVICE_CODE_GRANT)) throw new OAuthError("unauthorized_client", "the client may not use the device grant");
     const scopes = scopeList(form.values.get("scope") ?? "");
     if (!scopes.includes("openid")) throw new OAuthError("invalid_scope", "scope must include openid");

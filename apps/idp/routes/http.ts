@@ -44,10 +44,18 @@ export const isForm = (c: Context) => /^application\/x-www-form-urlencoded\s*(;|
 /** Largest request body the provider reads (forms, debug JSON): 1 MiB, counted while it streams. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** Bodies read, by request: the request log (routes/debug-requests.ts) lists what was sent. */
+const bodiesRead = new WeakMap<Request, string>();
+
 /** The body as text, at most MAX_BODY_BYTES (BodyLimitError, answered 413 by the app). */
 export async function readBodyText(c: Context): Promise<string> {
-  return new TextDecoder().decode(await readBoundedBytes(c.req.raw, MAX_BODY_BYTES));
+  const text = new TextDecoder().decode(await readBoundedBytes(c.req.raw, MAX_BODY_BYTES));
+  bodiesRead.set(c.req.raw, text);
+  return text;
 }
+
+/** The body a handler read with readBodyText, if it read one. */
+export const bodyTextRead = (request: Request): string | undefined => bodiesRead.get(request);
 
 export async function readForm(c: Context, repeatable: readonly string[] = []): Promise<Params | undefined> {
   if (!isForm(c)) return undefined;
@@ -76,11 +84,16 @@ export function oauthErrorResponse(c: Context, err: OAuthError): Response {
   return c.json({ error: err.error, error_description: err.description }, err.status, { ...NO_STORE, ...err.headers });
 }
 
-/** 302 to `target` with extra query parameters (kept after any the URI already has). */
-export function redirectWith(c: Context, target: string, params: Record<string, string | undefined>): Response {
+/** `target` with extra query parameters (kept after any the URI already has). */
+export function withQuery(target: string, params: Record<string, string | undefined>): string {
   const url = new URL(target);
   for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.append(k, v);
-  return c.body(null, 302, { Location: url.toString(), ...NO_STORE });
+  return url.toString();
+}
+
+/** 302 to `target` with extra query parameters (kept after any the URI already has). */
+export function redirectWith(c: Context, target: string, params: Record<string, string | undefined>): Response {
+  return c.body(null, 302, { Location: withQuery(target, params), ...NO_STORE });
 }
 
 /** The live IdP session named by the request's cookie, if any. */
@@ -103,6 +116,7 @@ export function endpoints(issuer: string) {
     device_authorization_endpoint: `${issuer}/device_authorization`,
     introspection_endpoint: `${issuer}/introspect`,
     revocation_endpoint: `${issuer}/revoke`,
+    pushed_authorization_request_endpoint: `${issuer}/par`,
     verification_uri: `${issuer}/device`,
   };
 }

@@ -25,7 +25,7 @@ async function find(p: Provider, token: string, clientId: string): Promise<Found
 export function registerIntrospection(app: Hono, p: Provider): void {
   app.post("/introspect", async (c) => {
     const form = await readOAuthForm(c);
-    const client = authenticate(c, p, form);
+    const client = await authenticate(c, p, form);
     const token = form.values.get("token");
     if (token === undefined) throw new OAuthError("invalid_request", "token is required");
     const found = await find(p, token, client.client_id);
@@ -52,7 +52,7 @@ export function registerIntrospection(app: Hono, p: Provider): void {
 
   app.post("/revoke", async (c) => {
     const form = await readOAuthForm(c);
-    const client = authenticate(c, p, form);
+    const client = await authenticate(c, p, form);
     const token = form.values.get("token");
     if (token === undefined) throw new OAuthError("invalid_request", "token is required");
     const found = await find(p, token, client.client_id);

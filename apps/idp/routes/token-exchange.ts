@@ -14,6 +14,8 @@
  */
 import type { VerifiedProof } from "#lib/oauth";
 import { sessionGrantId } from "../domain/backchannel.ts";
+import { idTokenAlg } from "../domain/algorithms.ts";
+import { type Client, isConfidential } from "../domain/clients.ts";
 import { OAuthError } from "../domain/errors.ts";
 import { scopeList, senderConstraint, type TokenResponse, undoIfRevoked } from "../domain/issue.ts";
 import type { Provider } from "../domain/provider.ts";
@@ -65,7 +67,7 @@ interface Presented {
 
 export interface ExchangeInput {
   p: Provider;
-  client: { client_id: string; secret?: string; allowed_scopes?: Set<string> };
+  client: Client;
   form: Map<string, string>;
   issuer: string;
   /** The token scenarios of the other grants, applied to the subject's user. */
@@ -188,7 +190,7 @@ function grantedScope(input: ExchangeInput, subject: Presented): string {
 
 export async function tokenExchange(input: ExchangeInput): Promise<TokenResponse & { issued_token_type: string }> {
   const { p, client, form } = input;
-  if (client.secret === undefined) throw new OAuthError("unauthorized_client", "token exchange needs a confidential client");
+  if (!isConfidential(client)) throw new OAuthError("unauthorized_client", "token exchange needs a confidential client");
   const subjectToken = form.get("subject_token");
   if (subjectToken === undefined) throw new OAuthError("invalid_request", "subject_token is required");
   const subjectType = tokenType(form, "subject_token_type");
@@ -280,5 +282,5 @@ async function signExchanged(p: Provider, issuer: string, r: ExchangedTokenRecor
   if (r.act) claims.act = r.act;
   const { cnf } = senderConstraint(r.jkt);
   if (cnf) claims.cnf = cnf;
-  return (await p.keys()).sign(claims, undefined, "at+jwt");
+  return (await p.keys()).sign(claims, undefined, "at+jwt", idTokenAlg(await p.findClient(r.client_id)));
 }

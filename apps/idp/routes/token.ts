@@ -3,13 +3,16 @@
  * client and DPoP binding), device_code and client_credentials. Errors are OAuth JSON with no-store.
  */
 import type { Context, Hono } from "hono";
-import { allowsGrant, authenticateClient, type Client, readClientCredentials } from "../domain/clients.ts";
+import { allowsGrant, type Client, isConfidential } from "../domain/clients.ts";
+import { authenticateRequestClient } from "../domain/client-auth.ts";
 import type { LoginClaims, User } from "../domain/claims.ts";
 import { DpopError, type VerifiedProof } from "#lib/oauth";
 import { OAuthError } from "../domain/errors.ts";
-import { issueTokens, revokeGrant, scopeList, type TokenResponse } from "../domain/issue.ts";
+import { JWT_BEARER_GRANT, verifyGrantAssertion } from "../domain/jwt-bearer.ts";
+import { isScopeToken, issueTokens, revokeGrant, scopeList, type TokenResponse } from "../domain/issue.ts";
 import { verifyPkce } from "../domain/pkce.ts";
 import type { Provider } from "../domain/provider.ts";
+import type { StateKind } from "../state/store.ts";
 import {
   type CodeRecord,
   type DeviceGrantRecord,
@@ -60,13 +63,15 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
   const { p, client, form } = g;
   const code = required(g.form, "code");
   const now = p.now();
-  const used = await p.state.get<UsedCodeRecord>("used_code", code);
+  // A spent code leaves its used mark and its record in the same commit (spendOnce), so the mark
+  // is looked for only when the code is gone.
+  const record = await p.state.get<CodeRecord>("code", code);
+  const used = record ? undefined : await p.state.get<UsedCodeRecord>("used_code", code);
   if (used !== undefined) {
     // A replayed code: revoke everything it issued (RFC 6749 §4.1.2).
     await revokeGrant(p, used);
-    throw invalidGrant("authorization code was already used; the tokens it issued are revoked");
+    throw codeReplayed();
   }
-  const record = await p.state.get<CodeRecord>("code", code);
   if (!record || record.expires_at <= now) throw invalidGrant("authorization code is unknown or expired");
   if (record.client_id !== client.client_id) throw invalidGrant("authorization code was issued to another client");
   if (form.get("redirect_uri") !== record.redirect_uri) throw invalidGrant("redirect_uri does not match the authorization request");
@@ -84,9 +89,12 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
   }
   const user = await userFor(p, record.login, record.sub, record.claims);
   await applyTokenScenario(p, user);
-  await spendCode(p, code, record);
-  await rememberLogoutClient(p, { iss: g.issuer, sid: record.sid, sub: record.sub, client_id: client.client_id, auth_time: record.auth_time });
+  // Registered for back-channel logout once the code is spent, before the response.
+  const spent = spendOnce(p, { record: "code", used: "used_code" }, code, record, codeReplayed, codeGone).then(() =>
+    rememberLogoutClient(p, { iss: g.issuer, sid: record.sid, sub: record.sub, client_id: client.client_id, auth_time: record.auth_time })
+  );
   return issueTokens(p, {
+    spent,
     sid: record.sid,
     issuer: g.issuer,
     client,
@@ -94,24 +102,42 @@ async function authorizationCode(g: GrantContext): Promise<TokenResponse> {
     scope: record.scope,
     nonce: record.nonce,
     auth_time: record.auth_time,
+    acr: record.acr,
+    amr: record.amr,
+    claimsRequest: record.claims_request,
     jkt: g.proof?.jkt,
     refreshJkt: g.proof?.jkt,
     grant_id: record.grant_id,
   });
 }
 
+const codeReplayed = () => invalidGrant("authorization code was already used; the tokens it issued are revoked");
+const codeGone = () => invalidGrant("authorization code is unknown or expired");
+
 /**
- * Spends a code as a refresh token is spent (spendRefreshToken): the used mark is added first, and
- * the add decides between concurrent redemptions (here or at another instance). One that finds the
- * mark there is a replay and revokes the grant, whichever got there first; a take that found the
- * code gone left the loser with nothing to revoke, and the winner's tokens lived on.
+ * Spends a code or a refresh token: its used mark is added and the record taken, both queued at
+ * once, so they share one commit with the tokens issued for it (issueTokens' `spent`; the tokens,
+ * seen by nobody yet, are deleted again when the spending fails). The add decides between
+ * concurrent uses (here or at another instance): one that finds the mark there is a reuse and
+ * revokes the grant, whichever got there first, and any later one finds the mark as well. The
+ * take then fails only if the grant was revoked (and the record taken) meanwhile.
  */
-async function spendCode(p: Provider, code: string, record: CodeRecord): Promise<void> {
-  if (!(await p.add("used_code", code, record.grant_id satisfies UsedCodeRecord, { pruneAt: record.expires_at }))) {
+async function spendOnce<R extends { grant_id: string; expires_at: number }>(
+  p: Provider,
+  kinds: { record: StateKind; used: StateKind },
+  key: string,
+  record: R,
+  reused: () => OAuthError,
+  gone: () => OAuthError,
+): Promise<void> {
+  const marked = p.add(kinds.used, key, record.grant_id, { pruneAt: record.expires_at });
+  const taken = p.state.take(kinds.record, key, record);
+  if (!(await marked)) {
+    await taken;
     await revokeGrant(p, record.grant_id);
-    throw invalidGrant("authorization code was already used; the tokens it issued are revoked");
+    throw reused();
   }
-  if (!(await p.state.take("code", code, record))) throw invalidGrant("authorization code is unknown or expired");
+  if (!(await taken)) throw gone();
 }
 
 async function refreshToken(g: GrantContext): Promise<TokenResponse> {
@@ -119,7 +145,7 @@ async function refreshToken(g: GrantContext): Promise<TokenResponse> {
   const token = required(form, "refresh_token");
   const record = await p.state.get<RefreshTokenRecord>("refresh_token", token);
   if (!record) await revokeIfReused(p, token);
-  if (!record || record.expires_at <= p.now()) throw invalidGrant("refresh token is unknown, expired or already used");
+  if (!record || record.expires_at <= p.now()) throw refreshGone();
   if (record.client_id !== client.client_id) throw invalidGrant("refresh token was issued to another client");
   if (record.jkt !== undefined) {
     if (!g.proof) throw invalidGrant("refresh token is DPoP-bound: a DPoP proof is required");
@@ -136,16 +162,20 @@ async function refreshToken(g: GrantContext): Promise<TokenResponse> {
   }
   const user = await userFor(p, record.login, record.sub, record.claims);
   await applyTokenScenario(p, user);
-  await spendRefreshToken(p, token, record);
+  const spent = spendOnce(p, { record: "refresh_token", used: "used_refresh_token" }, token, record, reused, refreshGone);
   // A bound refresh token stays bound; a public client's becomes bound by its first proof.
-  const refreshJkt = record.jkt ?? (client.secret === undefined ? g.proof?.jkt : undefined);
+  const refreshJkt = record.jkt ?? (isConfidential(client) ? undefined : g.proof?.jkt);
   return issueTokens(p, {
+    spent,
     sid: record.sid,
     issuer: g.issuer,
     client,
     user,
     scope,
     auth_time: record.auth_time,
+    acr: record.acr,
+    amr: record.amr,
+    claimsRequest: record.claims_request,
     jkt: g.proof?.jkt,
     refreshJkt,
     grant_id: record.grant_id,
@@ -153,6 +183,7 @@ async function refreshToken(g: GrantContext): Promise<TokenResponse> {
 }
 
 const reused = () => invalidGrant("refresh token was already used; every token of its grant is revoked");
+const refreshGone = () => invalidGrant("refresh token is unknown, expired or already used");
 
 /**
  * A rotated refresh token presented again means two parties hold it (RFC 9700 §4.14.2): its
@@ -163,20 +194,6 @@ async function revokeIfReused(p: Provider, token: string): Promise<void> {
   if (grantId === undefined) return;
   await revokeGrant(p, grantId);
   throw reused();
-}
-
-/**
- * Rotation. The used mark is added before the token is taken, and the add is what decides between
- * concurrent uses (here or at another instance): a use that finds it already there is a reuse,
- * and any later one finds the mark whether or not the token is gone yet. The take then fails only
- * if the grant was revoked meanwhile.
- */
-async function spendRefreshToken(p: Provider, token: string, record: RefreshTokenRecord): Promise<void> {
-  if (!(await p.add("used_refresh_token", token, record.grant_id satisfies UsedRefreshRecord, { pruneAt: record.expires_at }))) {
-    await revokeGrant(p, record.grant_id);
-    throw reused();
-  }
-  if (!(await p.state.take("refresh_token", token, record))) throw invalidGrant("refresh token is unknown, expired or already used");
 }
 
 async function deviceCode(g: GrantContext): Promise<TokenResponse> {
@@ -212,10 +229,17 @@ async function deviceCode(g: GrantContext): Promise<TokenResponse> {
   });
 }
 
+/** The `scope` of a grant that takes any the client may have: its tokens, each well-formed (RFC 6749 §3.3). */
+function requestedScopes(form: Map<string, string>): string[] {
+  const scopes = scopeList(form.get("scope") ?? "");
+  if (!scopes.every(isScopeToken)) throw new OAuthError("invalid_scope", "scope is malformed: space-separated tokens of printable ASCII");
+  return scopes;
+}
+
 async function clientCredentials(g: GrantContext): Promise<TokenResponse> {
   const { p, client, form } = g;
-  if (client.secret === undefined) throw new OAuthError("unauthorized_client", "client_credentials needs a confidential client");
-  const scopes = scopeList(form.get("scope") ?? "");
+  if (!isConfidential(client)) throw new OAuthError("unauthorized_client", "client_credentials needs a confidential client");
+  const scopes = requestedScopes(form);
   if (scopes.includes("openid") || scopes.includes("offline_access")) {
     throw new OAuthError("invalid_scope", "openid and offline_access need a user; client_credentials has none");
   }
@@ -223,7 +247,28 @@ async function clientCredentials(g: GrantContext): Promise<TokenResponse> {
   return issueTokens(p, { issuer: g.issuer, client, scope: [...new Set(scopes)].join(" "), jkt: g.proof?.jkt, grant_id: p.grantId() });
 }
 
+/**
+ * RFC 7523 §2.1: an access token (no ID token, no refresh token: the assertion is what the client
+ * presents again) for the subject of an assertion from a trusted issuer (domain/jwt-bearer.ts).
+ */
+async function jwtBearer(g: GrantContext): Promise<TokenResponse> {
+  const { p, client, form } = g;
+  const assertion = required(form, "assertion");
+  const scopes = requestedScopes(form);
+  if (scopes.includes("openid") || scopes.includes("offline_access")) {
+    throw new OAuthError("invalid_scope", "openid and offline_access are not granted for an assertion");
+  }
+  if (client.allowed_scopes && !scopes.every((s) => client.allowed_scopes!.has(s))) throw new OAuthError("invalid_scope", "scope not allowed for this client");
+  const { subject } = await verifyGrantAssertion(p, assertion, [g.issuer, endpoints(g.issuer).token_endpoint]);
+  const user = await userFor(p, subject, subject);
+  // The subject stands for a typed login, so its token scenarios apply as at the other grants
+  // (after the assertion's jti is spent: a client presents a fresh assertion anyway).
+  await applyTokenScenario(p, user);
+  return issueTokens(p, { issuer: g.issuer, client, user, scope: [...new Set(scopes)].join(" "), jkt: g.proof?.jkt, grant_id: p.grantId() });
+}
+
 const GRANTS: Record<string, (g: GrantContext) => Promise<TokenResponse>> = {
+  [JWT_BEARER_GRANT]: jwtBearer,
   authorization_code: authorizationCode,
   refresh_token: refreshToken,
   [DEVICE_CODE_GRANT]: deviceCode,
@@ -232,9 +277,16 @@ const GRANTS: Record<string, (g: GrantContext) => Promise<TokenResponse>> = {
     tokenExchange({ p: g.p, client: g.client, form: g.form, issuer: g.issuer, proof: g.proof, applyScenario: (user) => applyTokenScenario(g.p, user) }),
 };
 
-/** Client authentication shared by /token, /device_authorization, /introspect and /revoke. */
-export function authenticate(c: Context, p: Provider, form: Params): Client {
-  return authenticateClient(p.clients, readClientCredentials(c.req.header("authorization"), form.values));
+/**
+ * Client authentication shared by /token, /device_authorization, /introspect, /revoke and pushed
+ * authorization requests (domain/client-auth.ts). An assertion's `aud` may be the issuer, this
+ * endpoint's advertised URL or the token endpoint's.
+ */
+export function authenticate(c: Context, p: Provider, form: Params): Promise<Client> {
+  const issuer = p.issuerFor(c.req.url);
+  const endpoint = new URL(c.req.url).pathname.split("/").pop();
+  const audiences = [issuer, `${issuer}/${endpoint}`, endpoints(issuer).token_endpoint];
+  return authenticateRequestClient(p, { authorization: c.req.header("authorization"), form: form.values, audiences });
 }
 
 export function registerToken(app: Hono, p: Provider): void {
@@ -242,8 +294,9 @@ export function registerToken(app: Hono, p: Provider): void {
     const form = await readOAuthForm(c);
     const grantType = form.values.get("grant_type");
     if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
-    const client = authenticate(c, p, form);
-    if (!GRANT_TYPES.includes(grantType)) throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
+    const client = await authenticate(c, p, form);
+    const jwtBearerOn = grantType === JWT_BEARER_GRANT && (p.options.jwtBearerIssuers ?? []).length > 0;
+    if (!GRANT_TYPES.includes(grantType) && !jwtBearerOn) throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
     if (!allowsGrant(client, grantType)) throw new OAuthError("unauthorized_client", `the client may not use ${grantType}`);
     const issuer = p.issuerFor(c.req.url);
     let proof: VerifiedProof | undefined;

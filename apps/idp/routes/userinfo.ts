@@ -3,11 +3,14 @@
  * proof carrying `ath`. Every 401 says why in `WWW-Authenticate` (RFC 6750 §3, RFC 9449 §7.1).
  */
 import type { Context, Hono } from "hono";
+import { isSigningAlg } from "../domain/algorithms.ts";
 import { userClaims } from "../domain/claims.ts";
+import { mappedClaims } from "../domain/claim-mappings.ts";
 import { DpopError } from "#lib/oauth";
 import type { Provider } from "../domain/provider.ts";
 import type { AccessTokenRecord } from "../domain/records.ts";
 import { checkProof } from "./dpop.ts";
+import { noteClient } from "./debug-requests.ts";
 import { endpoints, NO_STORE } from "./http.ts";
 
 const ALGS = 'algs="ES256 RS256"';
@@ -33,6 +36,7 @@ async function userinfo(c: Context, p: Provider): Promise<Response> {
   const token = m[2]!;
   const record = await p.state.get<AccessTokenRecord>("access_token", token);
   if (!record || record.expires_at <= p.now()) return unauthorized(c, scheme, "invalid_token", "the access token is unknown, expired or revoked");
+  noteClient(c, record.client_id);
   if (record.jkt !== undefined) {
     if (scheme !== "DPoP") return unauthorized(c, "DPoP", "invalid_token", "the access token is DPoP-bound: use the DPoP scheme with a proof");
     try {
@@ -51,8 +55,18 @@ async function userinfo(c: Context, p: Provider): Promise<Response> {
   const effect = user.scenario?.effects.userinfo;
   if (effect === "401") return unauthorized(c, scheme, "invalid_token", `scenario ${user.login}`);
   if (effect === "500") return c.json({ error: "server_error", error_description: `scenario ${user.login}` }, 500, NO_STORE);
-  const claims = userClaims(user);
+  const claims = userClaims(user, mappedClaims(p.options.claimMappings, "userinfo", record));
+  // What the claims request asked userinfo for beyond the user's claims (acr, amr, auth_time).
+  for (const [k, v] of Object.entries(record.userinfo_context ?? {})) if (!(k in claims)) claims[k] = v;
   if (effect === "sub-mismatch") claims.sub = `${record.sub}-mismatch`;
+  const signAlg = (await p.findClient(record.client_id))?.userinfo_signed_response_alg;
+  if (isSigningAlg(signAlg)) {
+    // OIDC Core §5.3.2: a signed response carries iss and aud. No exp: it is not an ID token
+    // (signed-jwt.ts refuses a token without exp as one).
+    const signed = { ...claims, iss: p.issuerFor(c.req.url), aud: record.client_id, iat: Math.floor(p.now() / 1000) };
+    const jwt = await (await p.keys()).sign(signed, undefined, undefined, signAlg);
+    return c.body(jwt, 200, { ...NO_STORE, "Content-Type": "application/jwt" });
+  }
   return c.json(claims, 200, NO_STORE);
 }
 

@@ -9,7 +9,7 @@
  * read. Writes resolve once committed (on a file, after the commit's fsync: durable before the
  * response that depends on them).
  */
-import { applyMigrations, type Migration, type SqlStore, type SqlValue } from "#lib/db";
+import { applyMigrations, isBusyError, type Migration, type SqlStore, type SqlValue } from "#lib/db";
 import type { IdpStateStore, RecordOptions, StateKind } from "./store.ts";
 
 /**
@@ -137,8 +137,6 @@ export async function sqlStateStore(sql: SqlStore, options: SqlStateStoreOptions
   };
 }
 
-const isBusy = (err: unknown) => /database is locked|SQLITE_BUSY/i.test(String((err as Error)?.message ?? err));
-
 /**
  * Opens the database and applies the migrations, trying again for a few seconds while another
  * instance starting on the same new database holds it (a fresh file changing to WAL mode can
@@ -152,7 +150,7 @@ export async function openStateStore(open: () => Promise<SqlStore>, options: Sql
       return await sqlStateStore(sql, options);
     } catch (err) {
       await sql?.close().catch(() => {});
-      if (attempt >= 20 || !isBusy(err)) throw err;
+      if (attempt >= 20 || !isBusyError(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, 25 * attempt));
     }
   }

@@ -23,6 +23,10 @@ export const STATE_KINDS = [
   "replay",
   /** A client with a back-channel logout URI that got tokens in a session (group: the session's sid). */
   "logout_client",
+  /** A client registered at /register (RFC 7591), with its registration access token's hash. */
+  "client",
+  /** A pushed authorization request (RFC 9126), until its request_uri is used or expires. */
+  "pushed_request",
   "scenario",
   "key",
   "setting",

@@ -44,6 +44,17 @@ export interface BrowserSignInOptions {
   now?: () => number;
   /** How long a signed-in session lasts, ms (default 8 h). */
   sessionMs?: number;
+  /** At most `limit` requests to the `/auth/*` routes every `windowSeconds` from one address
+   * (one counter for all of them: brute force, callback floods); unset: no limit. */
+  rateLimit?: { limit: number; windowSeconds: number };
+}
+
+/** The counter the sign-in routes share, and its name in `RateLimit-Policy`. */
+export const SIGN_IN_RATE_BUCKET = "sign-in";
+
+/** The plan of a sign-in route: public, with the host's sign-in limit when it has one. */
+function signInPlan(method: string, pattern: string, rateLimit: BrowserSignInOptions["rateLimit"]) {
+  return { method, pattern, public: true, ...(rateLimit ? { rateLimits: [{ ...rateLimit, key: "ip" as const, bucket: SIGN_IN_RATE_BUCKET }] } : {}) };
 }
 
 /** Our identity provider's public client for an app on this machine. */
@@ -149,7 +160,7 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
 
   /** The `/auth/*` routes, as public host routes. */
   function register(host: RouteHost): void {
-    host.registerPlanned({ method: "GET", pattern: "/auth/login", public: true }, async (ctx) => {
+    host.registerPlanned(signInPlan("GET", "/auth/login", options.rateLimit), async (ctx) => {
       const origin = new URL(ctx.raw.url).origin;
       const m = await metadata();
       if (!m.authorizationEndpoint) return page(500, "the issuer has no authorization endpoint");
@@ -177,7 +188,7 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       ]);
     });
 
-    host.registerPlanned({ method: "GET", pattern: "/auth/callback", public: true }, async (ctx) => {
+    host.registerPlanned(signInPlan("GET", "/auth/callback", options.rateLimit), async (ctx) => {
       const origin = new URL(ctx.raw.url).origin;
       const pending = await readPending(ctx.raw);
       const q = ctx.request.query;
@@ -252,8 +263,9 @@ export function createBrowserSignIn(options: BrowserSignInOptions) {
       url.search = new URLSearchParams({ client_id: clientId, post_logout_redirect_uri: origin, ...(idToken ? { id_token_hint: idToken } : {}) }).toString();
       return redirect(url.href, cookies);
     };
-    host.registerPlanned({ method: "GET", pattern: "/auth/logout", public: true }, logout);
-    host.registerPlanned({ method: "POST", pattern: "/auth/logout", public: true }, logout);
+    // Sign-out is never limited: a flood from one address (or a NAT) must not keep a user signed in.
+    host.registerPlanned(signInPlan("GET", "/auth/logout", undefined), logout);
+    host.registerPlanned(signInPlan("POST", "/auth/logout", undefined), logout);
   }
 
   /** The page a cross-site sign-out request gets: a button that posts from this origin. */

@@ -22,15 +22,31 @@ describe("the policy authorizer", () => {
   it("maps roles from the roles and groups claims to actions, with wildcards", async () => {
     expect(await decide(user({ roles: ["admin"] }), "billing:refund")).toEqual({ allow: true });
     expect(await decide(user({ groups: ["editor"] }), "notes:write")).toEqual({ allow: true });
-    expect(await decide(user({ groups: ["editor"] }), "billing:refund")).toEqual({ allow: false, reason: "no_rule_allows:billing:refund" });
+    expect(await decide(user({ groups: ["editor"] }), "billing:refund")).toEqual({
+      allow: false,
+      reason: "no_rule_allows:billing:refund",
+      explanation:
+        'no rule of the policy allows "billing:refund" to the roles [editor] (from the claims roles, groups); its rules: roles [admin] allow [*]; roles [editor] allow [notes:*]; roles [*] allow [notes:read]',
+    });
     expect(await decide(user({}), "notes:read")).toEqual({ allow: true });
     expect(await decide(user({}), "notes:write")).toMatchObject({ allow: false });
   });
 
+  it("quotes a claim that is not a plain name in the explanation, so it cannot pass for other roles or log lines", async () => {
+    const forged = ["editor], roles [admin", "a\nb", "<script>"];
+    expect((await decide(user({ roles: forged }), "billing:refund")).explanation).toBe(
+      'no rule of the policy allows "billing:refund" to the roles ["editor], roles [admin", "a\\nb", "<script>"] (from the claims roles, groups); its rules: roles [admin] allow [*]; roles [editor] allow [notes:*]; roles [*] allow [notes:read]',
+    );
+    const note = { id: "n1", tenantId: 'acme" and it is yours' };
+    expect((await decide(user({ roles: ["admin"] }, ["x y"]), "notes:read", note)).explanation).toBe(
+      'the note n1 belongs to tenant "acme\\" and it is yours", and the actor\'s tenants are ["x y"]',
+    );
+  });
+
   it("denies without an actor, and across tenants", async () => {
-    expect(await decide(null, "notes:read")).toEqual({ allow: false, reason: "no_actor" });
+    expect(await decide(null, "notes:read")).toMatchObject({ allow: false, reason: "no_actor" });
     const note = { id: "n1", tenantId: "acme" };
-    expect(await decide(user({ roles: ["admin"] }, ["globex"]), "notes:read", note)).toEqual({ allow: false, reason: "tenant_mismatch" });
+    expect(await decide(user({ roles: ["admin"] }, ["globex"]), "notes:read", note)).toMatchObject({ allow: false, reason: "tenant_mismatch" });
     expect(await decide(user({ roles: ["admin"], tenant: "acme" }), "notes:read", note)).toEqual({ allow: true });
     expect(await decide(user({ roles: ["admin"] }, ["acme"]), "notes:read", note)).toEqual({ allow: true });
   });

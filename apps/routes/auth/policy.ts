@@ -22,7 +22,7 @@ import * as v from "valibot";
 import { parseYaml } from "#lib/config";
 import { CodedError } from "#lib/errors";
 import type { Actor, AuthorizationDecision, Authorizer } from "../core/services.ts";
-import { grantAllows } from "./scope-authorizer.ts";
+import { grantAllows, listed, NO_ACTOR, tenantDenial } from "./scope-authorizer.ts";
 
 const ACTION_PATTERN = /^(?:\*|[A-Za-z0-9_.-]+(?::[A-Za-z0-9_.-]+)*(?::\*)?)$/;
 const name = v.pipe(v.string(), v.minLength(1, "must not be empty"));
@@ -95,11 +95,11 @@ export function policyAuthorizer(policy: Policy): Authorizer {
   const tenantsOf = (actor: Actor) => new Set([...(actor.tenantIds ?? []), ...claimStrings(actor.claims ?? {}, policy.tenants.claims)]);
   return {
     authorize({ actor, action, resources }): AuthorizationDecision {
-      if (!actor) return { allow: false, reason: "no_actor" };
+      if (!actor) return NO_ACTOR;
       if (policy.tenants.match) {
         const tenants = tenantsOf(actor);
-        for (const ref of Object.values(resources)) {
-          if (ref && ref.tenantId && !tenants.has(ref.tenantId)) return { allow: false, reason: "tenant_mismatch" };
+        for (const [type, ref] of Object.entries(resources)) {
+          if (ref && ref.tenantId && !tenants.has(ref.tenantId)) return tenantDenial(type, ref, tenants);
         }
       }
       const roles = claimStrings(actor.claims ?? {}, policy.roles.claims);
@@ -107,7 +107,14 @@ export function policyAuthorizer(policy: Policy): Authorizer {
         if (!rule.roles.some((r) => r === "*" || roles.has(r))) continue;
         if (grantAllows(new Set(rule.allow), action)) return { allow: true };
       }
-      return { allow: false, reason: `no_rule_allows:${action}` };
+      const rules = policy.rules.map((r) => `roles ${listed(r.roles)} allow ${listed(r.allow)}`).join("; ");
+      return {
+        allow: false,
+        reason: `no_rule_allows:${action}`,
+        explanation: `no rule of the policy allows "${action}" to the roles ${listed(roles)} (from the claims ${
+          policy.roles.claims.join(", ")
+        }); its rules: ${rules}`,
+      };
     },
   };
 }

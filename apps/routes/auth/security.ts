@@ -14,6 +14,8 @@ import type { AuthServices } from "../core/services.ts";
 import { DEFAULT_SESSION_COOKIE, randomHex } from "../core/session.ts";
 import { persistedSessionSecret, sqlSignedInStore } from "../store/store.ts";
 import type { SqlStore } from "#lib/db";
+import { CodedError } from "#lib/errors";
+import { MAX_RATE_LIMIT, MAX_RATE_WINDOW_SECONDS } from "../core/plan.ts";
 
 export interface HostSecuritySettings {
   /** Empty or unset: no authenticator (authenticated routes answer 500) and no sign-in. */
@@ -29,6 +31,29 @@ export interface HostSecuritySettings {
   policy?: Policy;
   /** The host's database: signed-in sessions are kept there (else in memory). */
   store?: SqlStore;
+  /** The limit on the sign-in routes per client address (`parseSignInRateLimit`); unset: none. */
+  signInRateLimit?: { limit: number; windowSeconds: number };
+}
+
+/** The sign-in routes' limit unless configured: 60 requests a minute from one address (a
+ * sign-in takes two, a sign-out one). */
+export const DEFAULT_SIGN_IN_RATE_LIMIT = "60/60";
+
+export class RateLimitSettingError extends CodedError<"INVALID_RATE_LIMIT"> {}
+
+/** `LIMIT/SECONDS` (`60/60`: 60 requests a minute), or `off`; empty: the default. */
+export function parseSignInRateLimit(value: string | undefined): { limit: number; windowSeconds: number } | undefined {
+  const text = (value ?? "").trim() || DEFAULT_SIGN_IN_RATE_LIMIT;
+  if (text === "off") return undefined;
+  const m = /^(\d{1,10})\/(\d{1,6})s?$/.exec(text);
+  const limit = Number(m?.[1]), windowSeconds = Number(m?.[2]);
+  if (!m || limit < 1 || limit > MAX_RATE_LIMIT || windowSeconds < 1 || windowSeconds > MAX_RATE_WINDOW_SECONDS) {
+    throw new RateLimitSettingError(
+      "INVALID_RATE_LIMIT",
+      `sign-in rate limit: expected LIMIT/SECONDS (such as 60/60, at most ${MAX_RATE_LIMIT}/${MAX_RATE_WINDOW_SECONDS}) or off, got "${text}"`,
+    );
+  }
+  return { limit, windowSeconds };
 }
 
 export interface HostSecurity {
@@ -64,6 +89,7 @@ export function hostSecurity(settings: HostSecuritySettings): HostSecurity {
       clientSecret: settings.clientSecret || undefined,
       sessionCookie,
       store: settings.store ? sqlSignedInStore(settings.store) : undefined,
+      rateLimit: settings.signInRateLimit,
     })
     : undefined;
   return {

@@ -47,12 +47,15 @@ const TITLES: Record<number, string> = {
   404: "Not found",
   405: "Not on this page",
   413: "Too large",
+  429: "Too many requests",
   500: "Something went wrong",
 };
 
 interface Said {
   sentence: string;
   hint?: ReturnType<typeof html> | string;
+  /** Dev mode's reason, for the developer (authorize.ts puts it in the message). */
+  why?: string;
 }
 
 function explain(status: number, code: string, message: string, path: string, method: string, options: PageOptions): Said {
@@ -72,15 +75,25 @@ function explain(status: number, code: string, message: string, path: string, me
   if (status === 403) {
     return {
       sentence: "You are signed in, but what you asked for is not yours to see or change.",
+      ...(message.startsWith("not allowed: ") ? { why: message.slice("not allowed: ".length) } : {}),
       hint: options.signIn ? html`Signed in as the wrong person? <a href="/auth/logout">Sign out</a>, then sign in as another user.` : "Use credentials that are allowed this action.",
     };
   }
   if (status === 404 && code === "NOT_FOUND" && message.startsWith("no route")) {
+    // Dev mode says when the script's last edit failed to load (host.ts): the route may be in it.
+    const broken = /\(the script's last edit did not load, so the previous routes are served: (.*); see (\/\S+)\)$/.exec(message);
+    if (broken) {
+      return {
+        sentence: `There is no page at ${path}, and the script's last edit did not load (${broken[1]}), so the routes served are the previous script's.`,
+        hint: html`Fix the script and reload this page; <a href="${broken[2]}">${broken[2]}</a> shows the error and the routes served.`,
+      };
+    }
     return { sentence: `There is no page at ${path}.`, hint: "Check the address, or start again from the home page." };
   }
   if (status === 404) return { sentence: `What this page shows does not exist (${message}): it may have been deleted, or the link is wrong.` };
   if (status === 405) return { sentence: `${path} does not answer ${method} requests.` };
   if (status === 413) return { sentence: "What you sent is larger than this site accepts." };
+  if (status === 429) return { sentence: "Too many requests came from you in a short time.", hint: "Wait a little (Retry-After says how long), then try again." };
   if (status >= 500) return { sentence: "The site failed to answer this request. Trying again may work; if not, the request id below helps whoever runs it." };
   return { sentence: message };
 }
@@ -100,15 +113,16 @@ export async function pageFor(request: Request, response: Response, options: Pag
   const url = new URL(request.url);
   const status = response.status;
   const title = TITLES[status] ?? (status >= 500 ? TITLES[500]! : "Refused");
-  const { sentence, hint } = explain(status, code, message, url.pathname, request.method, options);
+  const { sentence, hint, why } = explain(status, code, message, url.pathname, request.method, options);
   const requestId = options.requestId || response.headers.get("x-request-id");
   const page = await html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${status} ${title}</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d2330}main{padding:2rem;max-width:44rem}h1{margin:0 0 .6rem}.hint{background:#f1f3f7;padding:.6rem .9rem;border-radius:4px}.muted{color:#69707d;font-size:13px}</style>
+<style>body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d2330}main{padding:2rem;max-width:44rem}h1{margin:0 0 .6rem}.hint{background:#f1f3f7;padding:.6rem .9rem;border-radius:4px}.muted{color:#69707d;font-size:13px}.why{background:#fff4e0;padding:.6rem .9rem;border-radius:4px;font-size:14px}</style>
 </head><body><main>
 <h1>${status} ${title}</h1>
 <p id="sentence">${sentence}</p>
 ${hint ? html`<p class="hint" id="hint">${hint}</p>` : ""}
+${why ? html`<p class="why" id="why"><strong>Why (dev mode only):</strong> ${why}</p>` : ""}
 <p><a href="/" id="back">Back to the home page</a></p>
 <p class="muted">Code <code>${code}</code>${requestId ? html` · request <code>${requestId}</code>` : ""}</p>
 </main></body></html>`;

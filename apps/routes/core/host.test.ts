@@ -288,6 +288,26 @@ describe("failures in handlers", () => {
     await host.close();
   });
 
+  it("in dev mode, a miss while the last edit failed to load says so and points at /_routes", async () => {
+    const host = await scriptHost(`${PRELUDE} app.get("/v").public().handle(() => "v1");`, { dev: true });
+    const typo = `${PRELUDE} app.get("/hello/:name").pubilc().handle(() => "hi");`;
+    await expect(host.loadScript({ entry: "/app.js", files: { "/app.js": typo } })).rejects.toThrow("pubilc");
+    const miss = await call(host, "GET", "/hello/x");
+    expect(miss.status).toBe(404);
+    expect(miss.json.error.message).toMatch(
+      /^no route for GET \/hello\/x \(the script's last edit did not load, so the previous routes are served: .*app\.get\("\/hello\/:name"\)\.pubilc is not a function.*did you mean \.public\(\)\?.*; see \/_routes\)$/,
+    );
+    const page = await host.fetch(new Request("http://127.0.0.1/hello/x", { headers: { accept: "text/html" } }));
+    const text = await page.text();
+    expect(text).toContain("the script&#39;s last edit did not load");
+    expect(text).toContain('<a href="/_routes">/_routes</a>');
+    await host.close();
+    const quiet = await scriptHost(`${PRELUDE} app.get("/v").public().handle(() => "v1");`);
+    await expect(quiet.loadScript({ entry: "/app.js", files: { "/app.js": typo } })).rejects.toThrow("pubilc");
+    expect((await call(quiet, "GET", "/hello/x")).json.error.message).toBe("no route for GET /hello/x");
+    await quiet.close();
+  });
+
   it("keeps the previous routes when a reload fails, and reports the error", async () => {
     const host = await scriptHost(`${PRELUDE} app.get("/v").public().handle(() => "v1");`);
     await expect(host.loadScript({ entry: "/app.js", files: { "/app.js": `${PRELUDE} app.get("/v").public().handle(() => "v2"); syntax error here` } })).rejects

@@ -17,6 +17,8 @@ import type { FetchHandler } from "#lib/runtime";
 import { stagesFor } from "../pipeline/compose.ts";
 import type { PipelineEnv } from "../pipeline/state.ts";
 import type { ScriptHostCalls, ScriptNatives } from "../script/script-sandbox.ts";
+import { memoryRateLimitStore } from "../store/rate-limits.ts";
+import { DEV_PAGE_PATH } from "./dev-page.ts";
 import { pageFor } from "./error-page.ts";
 import { mountsMiddleware } from "./mounts.ts";
 import { compileRoutePlan, routingPath } from "./plan.ts";
@@ -89,7 +91,8 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     return f(...args);
   };
   const runtime = options.runtime?.(natives, hostCalls);
-  const deps = { auth, sessions, maxBodyBytes, dev, log, renderer: options.renderer, now: options.now ?? (() => new Date()), runtime };
+  const rateLimits = options.rateLimits ?? memoryRateLimitStore();
+  const deps = { auth, sessions, maxBodyBytes, dev, log, renderer: options.renderer, now: options.now ?? (() => new Date()), runtime, rateLimits };
   const compileDeps = {
     mountTokens,
     assetTokens,
@@ -106,16 +109,23 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     const routes = [...hostRoutes, ...script.routes];
     const mounts = script.mounts;
     const hono = new Hono<PipelineEnv>({ getPath: (request) => routePathOf(request.url) });
-    if (mounts.length > 0) hono.use("*", mountsMiddleware(mounts, maxBodyBytes));
     // `ALL` is Hono's own name for every method.
     const on = hono.on.bind(hono) as (method: string, path: string, ...handlers: Handler<PipelineEnv>[]) => unknown;
-    for (const r of routes) on(r.method, r.pattern.path, ...r.handlers);
+    // The host's own routes (/auth/login, /auth/callback, /auth/logout) before the script's mounts:
+    // a single-page app or mount at "/" must not take sign-in and sign-out away.
+    for (const r of hostRoutes) on(r.method, r.pattern.path, ...r.handlers);
+    if (mounts.length > 0) hono.use("*", mountsMiddleware(mounts, maxBodyBytes));
+    for (const r of script.routes) on(r.method, r.pattern.path, ...r.handlers);
     const allowedAt = allowedMethods(routes);
     hono.notFound((c) => {
       const path = new URL(c.req.url).pathname;
       const allow = allowedAt(c.req.path);
       if (allow.length > 0) return errorResponse(405, "METHOD_NOT_ALLOWED", `${c.req.method} is not allowed on ${path}`, { allow: allow.join(", ") });
-      return errorResponse(404, "NOT_FOUND", `no route for ${c.req.method} ${path}`);
+      // In dev mode a miss may be a route the broken edit declares: say so, and where the error is.
+      const broken = dev && loadError !== undefined
+        ? ` (the script's last edit did not load, so the previous routes are served: ${loadError.split("\n")[0]}; see ${DEV_PAGE_PATH})`
+        : "";
+      return errorResponse(404, "NOT_FOUND", `no route for ${c.req.method} ${path}${broken}`);
     });
     hono.onError((err, c) => replyResponse(err, { dev, log, requestId: c.env.requestId, route: c.get("pipeline")?.plan.name }));
     return { hono, routes, mounts };

@@ -10,7 +10,6 @@ import { isLoopbackAddress } from "#lib/http";
 import type { Logger } from "#lib/log";
 import type { FetchHandler } from "#lib/runtime";
 import { errorResponse } from "./reply.ts";
-import { embeddedIdp } from "../../idp/embed.ts";
 import { withoutIssuerAlias } from "./issuer-alias.ts";
 
 export interface IdpMountOptions {
@@ -22,7 +21,11 @@ export interface IdpMountOptions {
 /** The identity provider as a handler, built on first use for the prefix it is mounted at. */
 export function idpMountable(options: IdpMountOptions = {}): FetchHandler {
   const apps = new Map<string, Promise<FetchHandler>>();
-  const build = (prefix: string) => embeddedIdp({ env: options.env, issuer: `{origin}${prefix === "/" ? "" : prefix}`, logger: options.logger });
+  // Loaded on first use: a host whose script mounts no provider never loads its code.
+  const build = async (prefix: string) => {
+    const { embeddedIdp } = await import("../../idp/embed.ts");
+    return embeddedIdp({ env: options.env, issuer: `{origin}${prefix === "/" ? "" : prefix}`, logger: options.logger });
+  };
   // Its issuer is `<origin><prefix>`: the issuer's path is the mount's prefix.
   return withoutIssuerAlias(async (request, env) => {
     const prefix = env.mountPrefix ?? "/";

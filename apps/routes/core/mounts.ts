@@ -13,7 +13,15 @@ import type { HostEnv } from "../pipeline/state.ts";
 
 export type MountEntry =
   | { kind: "mount"; prefix: string; handler: FetchHandler; stripPrefix: boolean; excludePrefixes: string[]; at: string }
-  | { kind: "static"; prefix: string; dir: StaticDirectory; excludePrefixes: string[]; at: string };
+  | {
+    kind: "static";
+    prefix: string;
+    dir: StaticDirectory;
+    excludePrefixes: string[];
+    at: string;
+    /** A single-page app's index, answering GET and HEAD paths that name no file. */
+    spaIndex?: string;
+  };
 
 export function mountsMiddleware(mounts: MountEntry[], maxBodyBytes: number): MiddlewareHandler<{ Bindings: HostEnv }> {
   return async (c, next) => {
@@ -25,7 +33,7 @@ export function mountsMiddleware(mounts: MountEntry[], maxBodyBytes: number): Mi
     for (const m of mounts) {
       if (!underPrefix(routed, m.prefix) || m.excludePrefixes.some((p) => underPrefix(routed, p))) continue;
       const rest = rawBelow(url.pathname, m.prefix);
-      if (m.kind === "static") return serveStatic(m.dir, request, rest);
+      if (m.kind === "static") return serveStatic(m.dir, request, rest, m.spaIndex);
       return forwardToMount(m, request, url, rest, maxBodyBytes, { ...c.env, mountPrefix: m.prefix, mountStripped: m.stripPrefix });
     }
     await next();

@@ -18,6 +18,25 @@ export interface ResourceSpec {
   mustExist: boolean;
 }
 
+/** What a rate limit counts by: the client's address (before authentication), or what
+ * authentication established (after it). */
+export type RateLimitKey = "ip" | "actor" | "token" | "session";
+export const RATE_LIMIT_KEYS: readonly RateLimitKey[] = ["ip", "actor", "token", "session"];
+
+/** `.rateLimit({limit, windowSeconds, key})`: at most `limit` requests a window per key. */
+export interface RateLimitSpec {
+  limit: number;
+  windowSeconds: number;
+  key: RateLimitKey;
+  /** Counters shared by every route naming the same bucket (the host's sign-in routes); the
+   * route's own name otherwise. Also the policy's name in `RateLimit-Policy`. */
+  bucket?: string;
+}
+
+/** The largest limit and window a plan may declare (a day: longer windows are quotas, not rates). */
+export const MAX_RATE_LIMIT = 1_000_000_000;
+export const MAX_RATE_WINDOW_SECONDS = 86_400;
+
 export interface RoutePlan {
   /** Upper case; `ALL` matches every method. */
   method: string;
@@ -34,6 +53,8 @@ export interface RoutePlan {
   action?: string;
   /** The audit event name (`.audit`). */
   audit?: string;
+  /** `.rateLimit(...)`, in declared order (absent: none). */
+  rateLimits?: RateLimitSpec[];
 }
 
 /** A route pattern, parsed: the Hono router takes `path`; `params` are the names it captures. */
@@ -79,6 +100,17 @@ export function parsePattern(pattern: string): RoutePattern {
 }
 
 const Name = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
+const wholeNumber = (what: string, max: number) =>
+  v.pipe(
+    v.number(`${what} must be a whole number from 1 to ${max}`),
+    v.check((n: number) => Number.isInteger(n) && n >= 1 && n <= max, `${what} must be a whole number from 1 to ${max}`),
+  );
+const RateLimitInput = v.strictObject({
+  limit: wholeNumber("limit", MAX_RATE_LIMIT),
+  windowSeconds: wholeNumber("windowSeconds", MAX_RATE_WINDOW_SECONDS),
+  key: v.picklist(RATE_LIMIT_KEYS, `key must be one of ${RATE_LIMIT_KEYS.map((k) => `"${k}"`).join(", ")}`),
+  bucket: v.optional(v.pipe(Name, v.regex(/^[A-Za-z0-9._:-]+$/, "bucket may hold only letters, digits, . _ : -"))),
+});
 const PlanInput = v.strictObject({
   method: v.pipe(v.string(), v.transform((m) => m.toUpperCase()), v.regex(METHOD, "method must be a token such as GET")),
   pattern: v.string(),
@@ -99,6 +131,7 @@ const PlanInput = v.strictObject({
   csrf: v.optional(v.boolean(), false),
   action: v.optional(Name),
   audit: v.optional(Name),
+  rateLimits: v.optional(v.pipe(v.array(RateLimitInput), v.maxLength(8, "a route declares at most 8 rate limits"))),
 });
 
 export type RoutePlanInput = v.InferInput<typeof PlanInput>;
@@ -120,6 +153,11 @@ export function compileRoutePlan(input: unknown): RoutePlan & { parsed: RoutePat
   if (!p.public) {
     if (!p.auth) throw new RoutePlanError(`${where}: a route is either .public() or .auth(httpmod.user()...)`);
     if (p.action === undefined) throw new RoutePlanError(`${where}: an authenticated route needs .allow(action)`);
+  }
+  for (const limit of p.rateLimits ?? []) {
+    if (p.public && limit.key !== "ip") {
+      throw new RoutePlanError(`${where}: a public route has no actor, token or session to count: its .rateLimit key must be "ip", not "${limit.key}"`);
+    }
   }
   const types = new Set<string>();
   for (const r of p.resources) {
@@ -143,6 +181,7 @@ export function compileRoutePlan(input: unknown): RoutePlan & { parsed: RoutePat
   if (p.auth) plan.auth = p.auth;
   if (p.action !== undefined) plan.action = p.action;
   if (p.audit !== undefined) plan.audit = p.audit;
+  if (p.rateLimits && p.rateLimits.length > 0) plan.rateLimits = p.rateLimits.map((r) => ({ ...r }));
   return plan;
 }
 

@@ -9,7 +9,7 @@ import type { Logger } from "#lib/log";
 import { hostError } from "./error-page.ts";
 import type { BodyErrorCode } from "./request.ts";
 
-export type HostReplyStatus = 400 | 401 | 403 | 404 | 405 | 413 | 500;
+export type HostReplyStatus = 400 | 401 | 403 | 404 | 405 | 413 | 429 | 500;
 
 /** Every `error.code` the host itself answers with. */
 export type HostErrorCode =
@@ -19,6 +19,7 @@ export type HostErrorCode =
   | "CSRF_FAILED"
   | "NOT_FOUND"
   | "METHOD_NOT_ALLOWED"
+  | "RATE_LIMITED"
   | "RAW_ROUTES_DISABLED"
   | "SERVICE_MISSING"
   | "NO_RUNTIME"

@@ -28,6 +28,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
  * character past U+00FF (not a byte), is refused. */
 const UNSAFE_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 const NO_BODY = new Set([101, 204, 205, 304]);
+const NOSNIFF = ["x-content-type-options", "nosniff"] as const;
 /** Headers only the host may set: message framing and hop-by-hop fields (RFC 9110 §7.6.1). */
 const FRAMING = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer"]);
 
@@ -56,6 +57,11 @@ export async function toWebResponse(r: ScriptResponse, method: string, renderer:
     else if (key in headers) headers = new Headers([...Object.entries(headers), [key, value]]);
     else headers[key] = value;
   }
+  // The type the script chose is the one a browser uses: a text answer echoing a query is not a
+  // script or a style sheet another page may load (a script that sets this header keeps its own).
+  if (headers instanceof Headers) {
+    if (!headers.has(NOSNIFF[0])) headers.set(...NOSNIFF);
+  } else if (!(NOSNIFF[0] in headers)) headers[NOSNIFF[0]] = NOSNIFF[1];
   let body: BodyInit | null = (r.bytes as Uint8Array<ArrayBuffer> | undefined) ?? r.body;
   if (r.render) {
     if (!renderer) throw new ResponseRuleError("res.html(value) with a non-string value needs the host's renderer, and none is configured");

@@ -69,6 +69,10 @@ export interface AuthorizationDecision {
   allow: boolean;
   /** Why it was denied (audit only; never sent to the client). */
   reason?: string;
+  /** The denial in a sentence for the person who runs the host: the rule that decided and what it
+   * looked at (the token's scopes, roles, groups; whether a policy is loaded). Logged; shown on the
+   * page in dev mode only. */
+  explanation?: string;
 }
 
 export interface Authorizer {

@@ -8,7 +8,7 @@ import type { StaticDirectory } from "#lib/http";
 import type { FetchHandler } from "#lib/runtime";
 import type { Target } from "../pipeline/handler.ts";
 import type { PipelineEnv } from "../pipeline/state.ts";
-import { type Registration, staticDirectory } from "../script/script-sandbox.ts";
+import { assetsDirectory, type Registration, staticDirectory } from "../script/script-sandbox.ts";
 import type { MountEntry } from "./mounts.ts";
 import { compileRoutePlan, type RoutePattern, type RoutePlan } from "./plan.ts";
 import type { RouteInfo } from "./types.ts";
@@ -37,10 +37,16 @@ export interface CompileDeps {
   stages(plan: RoutePlan, target: Target): Handler<PipelineEnv>[];
 }
 
+/** `dir`'s subdirectory `clean` (a path resolveRelativePath made, or "" for `dir` itself), still
+ * confined to `dir`: a symlink on its way that leads out is 404 (lib/http serveStatic). */
+function under(dir: StaticDirectory, clean: string): StaticDirectory {
+  const base = [dir.base, clean].filter((part) => part !== undefined && part !== "").join("/");
+  return base === "" ? { tree: dir.tree, root: dir.root } : { tree: dir.tree, root: dir.root, base };
+}
+
 /** `dir`'s subdirectory `rel` (already checked by staticDirectory in the sandbox: re-checked). */
-function below(dir: { tree: FileTree; root: string }, rel: string): StaticDirectory {
-  const clean = staticDirectory(rel, "static directory");
-  return { tree: dir.tree, root: clean === "" ? dir.root : `${dir.root.replace(/\/+$/, "")}/${clean}` };
+function below(dir: StaticDirectory, rel: string): StaticDirectory {
+  return under(dir, staticDirectory(rel, "static directory"));
 }
 
 export function plannedEntry(
@@ -91,7 +97,16 @@ export function compileRegistrations(registrations: Registration[], deps: Compil
       case "assets": {
         const dir = deps.assetTokens.get(r.assets);
         if (!dir) throw new Error(`${r.at}: unknown assets module`);
-        mounts.push({ kind: "static", prefix: r.prefix, dir: below(dir, r.root), excludePrefixes: [], at: r.at });
+        // The root is checked in the sandbox against the module's own root (assetsDirectory): re-checked.
+        const entry: MountEntry = {
+          kind: "static",
+          prefix: r.prefix,
+          dir: under(dir, assetsDirectory(r.root, "", "assets root")),
+          excludePrefixes: r.excludePrefixes,
+          at: r.at,
+        };
+        if (r.spa) entry.spaIndex = r.spa.index;
+        mounts.push(entry);
         break;
       }
     }
@@ -102,7 +117,12 @@ export function compileRegistrations(registrations: Registration[], deps: Compil
 /** The plan table, one row a mount or route, in the order they are matched. */
 export function routeRows(mounts: MountEntry[], routes: RouteEntry[]): RouteInfo[] {
   const rows: RouteInfo[] = [];
-  for (const m of mounts) rows.push({ kind: m.kind, pattern: m.prefix, access: m.kind, source: "script", at: m.at });
+  for (const m of mounts) {
+    const row: RouteInfo = { kind: m.kind, pattern: m.prefix, access: m.kind, source: "script", at: m.at };
+    if (m.excludePrefixes.length > 0) row.excludePrefixes = m.excludePrefixes;
+    if (m.kind === "static" && m.spaIndex !== undefined) row.spaIndex = m.spaIndex;
+    rows.push(row);
+  }
   for (const r of routes) {
     if (!r.plan) {
       rows.push({ kind: "route", method: r.method, pattern: r.rawPattern, access: "raw", source: r.source });
@@ -121,6 +141,9 @@ export function routeRows(mounts: MountEntry[], routes: RouteEntry[]): RouteInfo
     };
     if (p.action !== undefined) row.action = p.action;
     if (p.audit !== undefined) row.audit = p.audit;
+    const mustExist = p.resources.filter((x) => x.mustExist).map((x) => x.type);
+    if (mustExist.length > 0) row.mustExist = mustExist;
+    if (p.rateLimits) row.rateLimits = p.rateLimits;
     if (r.at) row.at = r.at;
     rows.push(row);
   }

@@ -9,8 +9,9 @@ import type { Logger } from "#lib/log";
 import type { FetchHandler, ServeEnv } from "#lib/runtime";
 import type { HostValue } from "#lib/sandbox";
 import type { ScriptRuntime } from "../script/runtime.ts";
+import type { RateLimitStore } from "../store/rate-limits.ts";
 import type { ScriptBundle, ScriptHostCalls, ScriptNatives } from "../script/script-sandbox.ts";
-import type { RoutePlanInput } from "./plan.ts";
+import type { RateLimitSpec, RoutePlanInput } from "./plan.ts";
 import type { ScriptRequest } from "./request.ts";
 import type { Renderer } from "./response.ts";
 import type { Actor, AuthServices, ResourceRef } from "./services.ts";
@@ -39,6 +40,8 @@ export interface RouteHostOptions {
   logger?: Logger;
   /** Largest request body read, bytes (default 1 MiB). */
   maxBodyBytes?: number;
+  /** Where `.rateLimit` counters live (default: memory, bounded; store/rate-limits.ts). */
+  rateLimits?: RateLimitStore;
   now?: () => Date;
 }
 
@@ -74,6 +77,14 @@ export interface RouteInfo {
   csrf?: boolean;
   action?: string;
   audit?: string;
+  /** The resources declared with `.mustExist()` (a missing one is 404). */
+  mustExist?: string[];
+  /** The route's `.rateLimit(...)`s (past one: 429). */
+  rateLimits?: RateLimitSpec[];
+  /** A mount's or SPA's excluded prefixes (they skip it, to later mounts and routes). */
+  excludePrefixes?: string[];
+  /** A single-page app (`app.spaFromAssetsModule`): the file answering paths that name no file. */
+  spaIndex?: string;
   source: "script" | "host";
   at?: string;
 }

@@ -1,5 +1,8 @@
 /** The authorize stage: the authorizer decides on actor, action and resources; a denial is 403. */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import type { Logger } from "#lib/log";
+import { policyAuthorizer } from "../auth/policy.ts";
+import { scopeAuthorizer } from "../auth/scope-authorizer.ts";
 import { compileRoutePlan, type RoutePlan } from "../core/plan.ts";
 import type { Actor, AuthorizationDecision, AuthorizationInput, Authorizer, ResourceRef } from "../core/services.ts";
 import { auditStage } from "./audit.ts";
@@ -47,7 +50,12 @@ function authorizer(
 }
 
 /** request -> audit -> body -> (actor and resources as given) -> authorize -> a handler that counts its calls. */
-function app(plan: RoutePlan, authorize: Authorizer, known: { actor: Actor | null; resources: Record<string, ResourceRef | null> }) {
+function app(
+  plan: RoutePlan,
+  authorize: Authorizer,
+  known: { actor: Actor | null; resources: Record<string, ResourceRef | null> },
+  deps?: Parameters<typeof authorizeStage>[2],
+) {
   const sink = collecting();
   let handled = 0;
   const resolved: Stage = async (c, next) => {
@@ -61,7 +69,7 @@ function app(plan: RoutePlan, authorize: Authorizer, known: { actor: Actor | nul
     auditStage({ ...plan, audit: plan.audit! }, sink, { now: () => new Date() }),
     bodyStage({ maxBodyBytes: 1024 }),
     resolved,
-    authorizeStage(plan, authorize),
+    authorizeStage(plan, authorize, deps),
     async (c) => {
       handled++;
       return c.text("written");
@@ -104,6 +112,35 @@ describe("authorizeStage", () => {
       resource: folder,
       resources: { folder, doc },
     });
+  });
+
+  it("says why in the log always, and on the answer in dev mode only: the action, the rule, what it looked at", async () => {
+    const info = vi.fn();
+    const log = { log: vi.fn(), debug: vi.fn(), info, warn: vi.fn(), error: vi.fn(), enabled: () => true, child: () => log } as Logger;
+    const reader: Actor = { ...alice, claims: { sub: "alice", scope: "openid profile", roles: ["user"] } };
+    const quiet = await app(bare, scopeAuthorizer(), { actor: reader, resources: {} }, { dev: false, log }).fetch();
+    expect(await quiet.json()).toEqual({ error: { code: "FORBIDDEN", message: "not allowed" } });
+    const scopeWhy =
+      'action "docs:create" refused (not_granted:docs:create): no policy is loaded (--policy-file), so the token itself must grant "docs:create" (or "docs:*", or "*"), and its scope "openid profile", roles [user], groups (none), permissions (none) do not';
+    expect(info).toHaveBeenCalledWith(
+      "authorization denied",
+      expect.objectContaining({ action: "docs:create", reason: "not_granted:docs:create", why: scopeWhy }),
+    );
+    const dev = await app(bare, scopeAuthorizer(), { actor: reader, resources: {} }, { dev: true, log }).fetch();
+    expect((await dev.json()).error.message).toBe(`not allowed: ${scopeWhy}`);
+    const policy = policyAuthorizer({
+      roles: { claims: ["roles", "groups"] },
+      rules: [{ roles: ["admin"], allow: ["*"] }],
+      tenants: { match: true, claims: ["tenant"] },
+    });
+    const byPolicy = await app(bare, policy, { actor: reader, resources: {} }, { dev: true, log }).fetch();
+    expect((await byPolicy.json()).error.message).toBe(
+      'not allowed: action "docs:create" refused (no_rule_allows:docs:create): no rule of the policy allows "docs:create" to the roles [user] (from the claims roles, groups); its rules: roles [admin] allow [*]',
+    );
+    const other = await app(withResources, policy, { actor: reader, resources: { folder, doc } }, { dev: true }).fetch();
+    expect((await other.json()).error.message).toBe(
+      'not allowed: action "docs:write" refused (tenant_mismatch): the doc d1 belongs to tenant "t2", and the actor\'s tenants are [t1]',
+    );
   });
 
   it("audits a denial without a reason as denied", async () => {

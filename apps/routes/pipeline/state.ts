@@ -10,6 +10,7 @@ import type { RoutePlan } from "../core/plan.ts";
 import type { Renderer } from "../core/response.ts";
 import type { Actor, AuditEvent, AuditOutcome, AuthServices, HostSession, PipelineRequest, ResourceRef } from "../core/services.ts";
 import type { sessionCookies } from "../core/session.ts";
+import type { RateLimitStore } from "../store/rate-limits.ts";
 
 /** The host's request facts the stages read (set by the host before its Hono app runs). */
 export type HostEnv = ServeEnv & { requestId: string };
@@ -50,6 +51,8 @@ export interface StageDeps {
   log?: Logger;
   renderer?: Renderer;
   now: () => Date;
+  /** Where `.rateLimit` counters live (memory, or the host's database); the host always gives one. */
+  rateLimits?: RateLimitStore;
 }
 
 export const stateOf = (c: Context<PipelineEnv>): PipelineState => c.get("pipeline");

@@ -41,8 +41,8 @@ describe("httpmod in the sandbox", () => {
         attempt(() => { const p = app.get("/a").auth(httpmod.user()); const q = p.csrf(); return p !== q && Object.isFrozen(q); });`),
     ).toEqual([
       "ok false",
-      'TypeError: app.get("/a").handle is not a function before the route\'s plan is declared: use app.get("/a").public().handle((ctx, res) => ...) or app.get("/a").auth(httpmod.user().required()).allow(action).handle(...)',
-      'TypeError: app.post("/b").handle is not a function before the route\'s plan is declared: use app.post("/b").public().handle((ctx, res) => ...) or app.post("/b").auth(httpmod.user().required()).allow(action).handle(...)',
+      'TypeError: app.get("/a").handle is not a function before the route\'s plan is declared: use app.get("/a").public().handle((ctx, res) => ...) or app.get("/a").auth(httpmod.user().required()).allow(action).handle(...): this stage offers .public(), .auth(userSpec) (at /app.js:6:30)',
+      'TypeError: app.post("/b").handle is not a function before the route\'s plan is declared: use app.post("/b").public().handle((ctx, res) => ...) or app.post("/b").auth(httpmod.user().required()).allow(action).handle(...): this stage offers .resource(resourceSpec), .csrf(), .audit(event), .rateLimit({limit, windowSeconds, key}), .allow(action) (at /app.js:7:76)',
       "ok function",
       "TypeError: 'public' is read-only",
       "ok true",
@@ -53,6 +53,85 @@ describe("httpmod in the sandbox", () => {
     const [message] = await lines(`attempt(() => app.post("/x", () => "old"));`);
     expect(message).toContain("TypeError: app.post(pattern, handler) was removed");
     expect(message).toContain('app.post("/x").public().handle(');
+  });
+
+  it("names the method called, what the stage offers and the closest one, for any typo", async () => {
+    expect(
+      await lines(`
+        attempt(() => app.get("/a").pubilc());
+        attempt(() => app.get("/a").auth(httpmod.user()).alow("x"));
+        attempt(() => app.get("/a").public().hadle(() => 1));
+        attempt(() => app.gte("/a"));
+        attempt(() => httpmod.usr());
+        attempt(() => app.get("/a").auth(httpmod.user()).allow("x").then);`),
+    ).toEqual([
+      'TypeError: app.get("/a").pubilc is not a function: this stage offers .public(), .auth(userSpec); did you mean .public()? (at /app.js:4:36)',
+      'TypeError: app.get("/a").alow is not a function: this stage offers .resource(resourceSpec), .csrf(), .audit(event), .rateLimit({limit, windowSeconds, key}), .allow(action); did you mean .allow(action)? (at /app.js:5:57)',
+      'TypeError: app.get("/a").hadle is not a function: this stage offers .audit(event), .rateLimit({limit, windowSeconds, key}), .handle((ctx, res) => ...), .mount(...); did you mean .handle((ctx, res) => ...)? (at /app.js:6:45)',
+      "TypeError: app.gte is not a function: app offers .get(pattern), .post(pattern), .put(pattern), .patch(pattern), .delete(pattern), .all(pattern), .route(method, pattern), .mount(...), .mountHandler(...), .static(prefix, directory), .staticFromAssetsModule(...), .spaFromAssetsModule(...); did you mean .get(pattern)? (at /app.js:7:26)",
+      "TypeError: httpmod.usr is not a function: httpmod offers .app(), .user(), .resource(type), .html`...`, .raw(markup); did you mean .user()? (at /app.js:8:30)",
+      "ok undefined",
+    ]);
+  });
+
+  it("answers the names a compiler's CommonJS interop reads (__esModule, default) without a typo message", async () => {
+    // What `tsc --esModuleInterop` emits for `import httpmod from "httpmod"` and `import * as httpmod`.
+    expect(
+      await lines(`
+        const importDefault = (mod) => (mod && mod.__esModule ? mod : { default: mod });
+        const importStar = (mod) => (mod && mod.__esModule ? mod : Object.assign({ default: mod }, mod));
+        attempt(() => typeof importDefault(httpmod).default.html);
+        attempt(() => typeof importStar(httpmod).raw);
+        attempt(() => app.get("/a").public().default);`),
+    ).toEqual(["ok function", "ok function", "ok undefined"]);
+  });
+
+  it("escapes every value html`` interpolates, keeps its own results and raw(), joins lists, and serves it as HTML", async () => {
+    const host = await scriptHost(
+      `const { app: make, html, raw } = require("httpmod"); const app = make();
+       const row = (x) => html\`<li title="\${x}">\${x}</li>\`;
+       app.get("/h/:name").public().handle((ctx) => html\`<h1>\${ctx.params.name}</h1><ul>\${["<a>", "'\\"&"].map(row)}</ul>\${raw("<hr>")}\${null}\${false}\${0}\`);
+       app.get("/send").public().handle((ctx, res) => res.status(201).send(html\`plain \${"<x>"}\`));
+       app.get("/res").public().handle((ctx, res) => res.html(html\`<p>\${"<y>"}</p>\`));
+       app.get("/promise").public().handle(() => html\`\${Promise.resolve(1)}\`);`,
+    );
+    const page = await call(host, "GET", "/h/%3Cscript%3E");
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(page.text).toBe(
+      `<h1>&lt;script&gt;</h1><ul><li title="&lt;a&gt;">&lt;a&gt;</li><li title="&#39;&quot;&amp;">&#39;&quot;&amp;</li></ul><hr>0`,
+    );
+    const sent = await call(host, "GET", "/send");
+    expect([sent.status, sent.headers.get("content-type"), sent.text]).toEqual([201, "text/html; charset=utf-8", "plain &lt;x&gt;"]);
+    expect((await call(host, "GET", "/res")).text).toBe("<p>&lt;y&gt;</p>");
+    expect((await call(host, "GET", "/promise")).status).toBe(500);
+    await host.close();
+  });
+
+  it("keeps a request's JSON from passing for markup, and marks every answer nosniff", async () => {
+    const host = await scriptHost(
+      `const { app: make, html } = require("httpmod"); const app = make();
+       app.post("/p").public().handle((ctx) => { Object.prototype.text = "<i>polluted</i>"; try { return html\`\${ctx.body.v}|\${ctx.body.list}\`; } finally { delete Object.prototype.text; } });
+       app.get("/echo").public().handle((ctx) => ctx.request.query.q);
+       app.get("/own").public().handle((ctx, res) => res.set("X-Content-Type-Options", "nosniff").set("x-a", "1").set("x-a", "2").send("a"));`,
+    );
+    const body = JSON.stringify({ v: { text: "<script>1</script>", __html: "<b>", isEscaped: true }, list: [{ toString: "<x>", valueOf: 1 }, "<y>"] });
+    const forged = await call(host, "POST", "/p", { body, headers: { "content-type": "application/json" } });
+    expect([forged.status, forged.text, forged.headers.get("x-content-type-options")]).toEqual([200, "[object Object]|[object Object]&lt;y&gt;", "nosniff"]);
+    const echoed = await call(host, "GET", "/echo?q=alert(1)");
+    expect([echoed.headers.get("content-type"), echoed.headers.get("x-content-type-options")]).toEqual(["text/plain; charset=utf-8", "nosniff"]);
+    expect((await call(host, "GET", "/own")).headers.get("x-content-type-options")).toBe("nosniff");
+    await host.close();
+  });
+
+  it("escapes a form field of markup as large as a body may be, within the handler's memory", async () => {
+    const host = await scriptHost(
+      `const { app: make, html } = require("httpmod"); const app = make();
+       app.post("/f").public().handle((ctx) => String(html\`<p>\${ctx.body.f}</p>\`.text.length));`,
+    );
+    const field = "<&>'".repeat(200_000); // 800 KB, under the 1 MiB body limit, every character escaped
+    const res = await call(host, "POST", "/f", { body: JSON.stringify({ f: field }), headers: { "content-type": "application/json" } });
+    expect([res.status, res.text]).toEqual([200, String(7 + 200_000 * "&lt;&amp;&gt;&#39;".length)]);
+    await host.close();
   });
 
   it("refuses values the module did not make, and chain order mistakes", async () => {
@@ -71,7 +150,7 @@ describe("httpmod in the sandbox", () => {
       "TypeError: .auth(userSpec) accepts only a value made by httpmod.user()",
       "TypeError: .resource(resourceSpec) accepts only a value made by httpmod.resource(type)",
       "TypeError: .resource(resourceSpec) accepts only a value made by httpmod.resource(type)",
-      "ok undefined",
+      'TypeError: app.get("/a").resource is not a function after .allow(action): declare resources before it: this stage offers .audit(event), .rateLimit({limit, windowSeconds, key}), .handle((ctx, res) => ...), .mount(...) (at /app.js:9:68)',
       "TypeError: httpmod.resource(type): type must be a non-empty string",
     ]);
   });
@@ -116,7 +195,12 @@ describe("httpmod in the sandbox", () => {
     );
     const answer = async (path: string) => {
       const res = await call(host, "GET", path);
-      return [res.status, [...res.headers].filter(([name]) => name !== "set-cookie"), res.text, res.headers.has("set-cookie")];
+      return [
+        res.status,
+        [...res.headers].filter(([name]) => name !== "set-cookie" && name !== "x-content-type-options"),
+        res.text,
+        res.headers.has("set-cookie"),
+      ];
     };
     const TEXT = ["content-type", "text/plain; charset=utf-8"];
     expect(await answer("/text")).toEqual([200, [TEXT], "\u0001starts with a control character, ends in é ✓", false]);

@@ -11,13 +11,17 @@ function expectResponsive(seen: Awaited<ReturnType<typeof responsiveness>>) {
   expect(seen.spun).toEqual({ status: 200, text: "spun" });
   expect(seen.answers).toEqual(Array.from({ length: 10 }, (_, i) => `fast ${i}`));
   expect(seen.answeredDuringSpin).toBe(true);
+  expect([seen.duringWaits, seen.answeredDuringWaits]).toEqual(["fast w", true]);
+  expect(seen.waited).toEqual(Array.from({ length: 5 }, () => "waited"));
+  expect(seen.answersBesideSpin).toEqual(Array.from({ length: 5 }, (_, i) => `fast ${i}`));
+  expect([seen.answeredBesideSpin, seen.spunAfterWait]).toEqual([true, { status: 200, text: "spun" }]);
   expect(seen.hung.status).toBe(500);
   expect(seen.hung.text).toContain("did not answer");
   expect(seen.after).toEqual({ status: 200, text: "fast after" });
 }
 
 describe("the thread runtime", () => {
-  it("on Node: other routes answer within 50 ms while one spins for 2 s; a hung thread is replaced", async () => {
+  it("on Node: other routes answer while one spins for 2 s or handlers wait on timers; a hung thread is replaced", async () => {
     expectResponsive(await responsiveness(nodeThreadSpawner(new URL("../node-thread.ts", import.meta.url))));
   });
 

@@ -3,19 +3,22 @@
  * (every sandbox gets it; the registrations come back as data) and call one handler per request.
  * Both runtimes run the same sandbox side (script-side.ts) on the shared sandbox-host layer:
  *
- * - `inProcessScriptRuntime`: sides on the serving thread (workerd, where an isolate is the unit
+ * - `inProcessScriptRuntime`: one side on the serving thread (workerd, where an isolate is the unit
  *   of concurrency; `--threads 0` for debugging on Node and Deno).
- * - `threadScriptRuntime`: a pool of threads, each with one sandbox loaded with the script, so a
- *   handler that spins never blocks the host; nothing queues behind a long handler
- *   (lib/sandbox-host/request-threads.ts). A replaced thread (hung, crashed) loads the current
- *   script before its first request.
+ * - `threadScriptRuntime`: a pool of threads, each with a side, so a handler that spins never
+ *   blocks the host; nothing queues behind a long handler (lib/sandbox-host/request-threads.ts).
+ *   A replaced thread (hung, crashed) loads the current script before its first request.
+ *
+ * Each side keeps up to `sandboxes` sandboxes loaded with the script (script-side.ts), so handlers
+ * that wait on a timer or a service call do not hold up the requests behind them.
  */
-import { createRequestThreads, inProcessSides, type RequestThread, type SpawnThread, ThreadCallError } from "#lib/sandbox-host";
+import { createRequestThreads, type RequestThread, type SpawnThread, ThreadCallError } from "#lib/sandbox-host";
 import type { SandboxEngine } from "#lib/sandbox";
 import {
   dispatchCall,
   type FromScriptThread,
   outcomeOf,
+  SANDBOXES_PER_SIDE,
   type ScriptCall,
   type ScriptCallResult,
   type ScriptHostQuestion,
@@ -81,44 +84,20 @@ export interface InProcessOptions {
   /** The host's service functions (`natives.services`). */
   hostCalls?: ScriptHostCalls;
   limits: ScriptLimits;
-  /** Sandboxes loaded with the script: requests beyond this many wait (default 1). */
+  /** Sandboxes loaded with the script, opened as concurrent requests need them: requests beyond
+   * this many wait (default SANDBOXES_PER_SIDE). */
   sandboxes?: number;
 }
 
 export function inProcessScriptRuntime(engine: SandboxEngine, options: InProcessOptions): ScriptRuntime {
-  const init: ScriptThreadInit = { natives: options.natives, limits: options.limits, maxHeapMb: 0 };
   const ask = hostAnswer(options.hostCalls);
-  const script = scriptGenerations();
-  // A side loads the current script on its first use after a reload.
-  const sides = inProcessSides(() => scriptSide(engine, init), options.sandboxes ?? 1, () => ({ loaded: 0 }));
+  const side = scriptSide(engine, { natives: options.natives, limits: options.limits, maxHeapMb: 0, sandboxes: options.sandboxes });
   return {
-    async load(bundle) {
-      const slot = await sides.acquire();
-      try {
-        const registrations = (await slot.side.handle({ op: "load", bundle }, noEvents, ask)) as Registration[];
-        slot.state.loaded = script.loaded(bundle);
-        return registrations;
-      } finally {
-        sides.release(slot);
-      }
-    },
-    async dispatch(handler, input) {
-      const slot = await sides.acquire();
-      try {
-        const reload = script.stale(slot.state.loaded);
-        if (reload) {
-          const g = script.generation;
-          await slot.side.handle(reload, noEvents, ask);
-          slot.state.loaded = g;
-        }
-        return (await slot.side.handle({ op: "dispatch", handler, input: JSON.stringify(input) }, noEvents, ask)) as DispatchOutcome;
-      } finally {
-        sides.release(slot);
-      }
-    },
+    load: async (bundle) => (await side.handle({ op: "load", bundle }, noEvents, ask)) as Registration[],
+    dispatch: async (handler, input) => (await side.handle({ op: "dispatch", handler, input: JSON.stringify(input) }, noEvents, ask)) as DispatchOutcome,
     ready: async () => {},
     async close() {
-      sides.close();
+      side.close?.();
     },
   };
 }
@@ -134,12 +113,16 @@ export interface ThreadRuntimeOptions {
   graceMs?: number;
   /** Requests a busy thread may have queued (default 4; 1: only idle threads take requests). */
   pipeline?: number;
+  /** Sandboxes each thread keeps loaded with the script, for handlers that wait (default
+   * SANDBOXES_PER_SIDE). */
+  sandboxes?: number;
   maxHeapMb?: number;
 }
 
 export function threadScriptRuntime(spawn: SpawnScriptThread, options: ThreadRuntimeOptions): ScriptRuntime {
   const graceMs = options.graceMs ?? 2000;
-  const init: ScriptThreadInit = { natives: options.natives, limits: options.limits, maxHeapMb: options.maxHeapMb ?? 512 };
+  const sandboxes = options.sandboxes ?? SANDBOXES_PER_SIDE;
+  const init: ScriptThreadInit = { natives: options.natives, limits: options.limits, maxHeapMb: options.maxHeapMb ?? 512, sandboxes };
   const callTimeout = options.limits.wallMs + graceMs;
   const ask = hostAnswer(options.hostCalls);
   const script = scriptGenerations();
@@ -151,6 +134,7 @@ export function threadScriptRuntime(spawn: SpawnScriptThread, options: ThreadRun
     init: () => init,
     newState: () => ({ loaded: 0 }),
     depth: options.pipeline,
+    sandboxes,
   });
   let warming: Promise<void> = Promise.resolve();
   // The first thread boots (engine, ~100 ms) while the host reads its configuration and script.

@@ -48,7 +48,7 @@ export type Registration =
   | { kind: "guardedMount"; plan: Record<string, HostValue>; mountable: string; stripPrefix: boolean; at: string }
   | { kind: "mount"; prefix: string; mountable: string; stripPrefix: boolean; excludePrefixes: string[]; at: string }
   | { kind: "static"; prefix: string; directory: string; at: string }
-  | { kind: "assets"; prefix: string; assets: string; root: string; at: string };
+  | { kind: "assets"; prefix: string; assets: string; root: string; excludePrefixes: string[]; spa?: { index: string }; at: string };
 
 export interface ScriptResponse {
   status: number;
@@ -145,6 +145,28 @@ export function staticDirectory(directory: string, call: string): string {
   }
 }
 
+/**
+ * A directory inside an assets module: relative (`dist`) or rooted at the module's own root
+ * (`/app/public`, as the original names them); "" for the module's root. A path that is not
+ * inside the module (`/../x`, `%2e%2e`, NUL, a backslash or drive) is a TypeError naming it.
+ */
+export function assetsDirectory(root: string, moduleName: string, call: string, what: "root" | "index" = "root"): string {
+  const rel = root.replace(/^\/+/, "");
+  if (rel === "" || rel === "." || rel === "./") return "";
+  try {
+    return resolveRelativePath(rel);
+  } catch {
+    const kind = what === "root" ? "a directory" : "a file";
+    throw new TypeError(`${call}: ${what} ${JSON.stringify(root)} is not ${kind} inside the assets module ${JSON.stringify(moduleName)}`);
+  }
+}
+
+/** The module names an assets directory is installed under: its own, and for a plain name also
+ * `fs:<name>` (the original's spelling, `require("fs:assets")`). */
+export function assetsModuleNames(name: string): string[] {
+  return name.includes(":") ? [name] : [name, `fs:${name}`];
+}
+
 function prefixList(value: HostValue): string[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new TypeError("excludePrefixes must be a list of path prefixes");
@@ -219,6 +241,7 @@ export async function loadScriptSandbox(
   const registrations: Registration[] = [];
   const mountTokens = new Set(Object.values(natives.mountables).flatMap((m) => Object.values(m)));
   const assetTokens = new Set(Object.values(natives.assets));
+  const assetNames = new Map(Object.entries(natives.assets).map(([name, t]) => [t, name]));
   let loading = true;
   let bytes: Uint8Array | undefined;
   const duringLoad = (call: string) => {
@@ -283,18 +306,31 @@ export async function loadScriptSandbox(
       },
       staticAssets(k, data) {
         owner(k);
-        duringLoad("app.staticFromAssetsModule");
         const d = data as Record<string, HostValue>;
-        registrations.push({
+        const spa = d.spa as Record<string, HostValue> | undefined;
+        const call = spa ? "app.spaFromAssetsModule(prefix, assetsModule, root, options)" : "app.staticFromAssetsModule(prefix, assetsModule, root)";
+        duringLoad(call.slice(0, call.indexOf("(")));
+        const assets = token(d.assets, "$assets", assetTokens, call);
+        // The name the script required it by (`fs:assets` or `assets`), for its error messages.
+        const configured = assetNames.get(assets)!;
+        const required = (d.assets as Record<string, HostValue>).$name;
+        const moduleName = typeof required === "string" && assetsModuleNames(configured).includes(required) ? required : configured;
+        const registration: Extract<Registration, { kind: "assets" }> = {
           kind: "assets",
           prefix: normalizePrefix(d.prefix, "static prefix"),
-          assets: token(d.assets, "$assets", assetTokens, "app.staticFromAssetsModule(prefix, assetsModule, root)"),
-          root: staticDirectory(
-            asString(d.root, "app.staticFromAssetsModule(prefix, assetsModule, root): root"),
-            "app.staticFromAssetsModule(prefix, assetsModule, root)",
-          ),
+          assets,
+          root: assetsDirectory(asString(d.root, `${call}: root`), moduleName, call),
+          excludePrefixes: [],
           at: String(d.at),
-        });
+        };
+        if (spa) {
+          const index = asString(spa.index, `${call}: options.index`);
+          const clean = assetsDirectory(index, moduleName, call, "index");
+          if (clean === "") throw new TypeError(`${call}: options.index must name a file`);
+          registration.spa = { index: clean };
+          registration.excludePrefixes = prefixList(spa.excludePrefixes);
+        }
+        registrations.push(registration);
       },
       bytes(k, data) {
         owner(k);
@@ -307,7 +343,11 @@ export async function loadScriptSandbox(
   for (const [name, fns] of Object.entries(natives.mountables)) {
     modules[name] = { functions: Object.fromEntries(Object.entries(fns).map(([fn, t]) => [fn, () => ({ $mountable: t })])) };
   }
-  for (const [name, t] of Object.entries(natives.assets)) modules[name] = { values: { $assets: t } };
+  for (const [name, t] of Object.entries(natives.assets)) modules[name] = { values: { $assets: t, $name: name } };
+  // The `fs:` spellings after every explicit name, so an explicit `fs:x` wins over x's alias.
+  for (const [name, t] of Object.entries(natives.assets)) {
+    for (const alias of assetsModuleNames(name)) modules[alias] ??= { values: { $assets: t, $name: alias } };
+  }
   for (const [name, fns] of Object.entries(natives.services ?? {})) {
     modules[name] = {
       functions: Object.fromEntries(
@@ -332,7 +372,8 @@ export async function loadScriptSandbox(
   };
   const entrySource = bundle.files[bundle.entry];
   if (entrySource === undefined) throw new ScriptLoadError(`the script ${bundle.entry} is not in its bundle`);
-  const loaded = await sandbox.evaluate(entrySource, { mode: "script", filename: bundle.entry, sources, onEvent });
+  // Timers the script leaves at load are cleared: a route sandbox runs code only in handlers.
+  const loaded = await sandbox.evaluate(entrySource, { mode: "script", filename: bundle.entry, sources, onEvent, timers: "clear" });
   loading = false;
   if (loaded.status !== "ok") {
     sandbox.dispose();

@@ -1,10 +1,13 @@
 /**
- * The route host's sandbox side (lib/sandbox-host), runtime-free: one sandbox loaded with the
- * current script, in process or on a thread. A sandbox that broke (out of memory, native stack
- * overflow) is replaced by a fresh one loaded with the same script.
+ * The route host's sandbox side (lib/sandbox-host), runtime-free: a few sandboxes loaded with the
+ * current script (lib/sandbox-host/sandbox-set.ts), in process or on a thread, so a handler that
+ * waits does not hold up the next request. A sandbox that broke (out of memory, native stack
+ * overflow) is closed, and a fresh one loaded with the same script when a call needs it.
  */
 import {
   type AskHost,
+  createSandboxSet,
+  HEARTBEAT_MS,
   type PoolMessage,
   type PoolReply,
   type SandboxSide,
@@ -31,6 +34,8 @@ import {
 export interface ScriptThreadInit extends SandboxThreadInit {
   natives: ScriptNatives;
   limits: ScriptLimits;
+  /** Sandboxes the side may keep loaded with the script (default SANDBOXES_PER_SIDE). */
+  sandboxes?: number;
 }
 
 /**
@@ -66,60 +71,105 @@ export interface ScriptHostQuestion {
 
 // ---- the side ------------------------------------------------------------------------------------
 
-/** Runs one call at a time (its owner makes sure: a slot in process, `oneAtATime` on a thread), so
- * a service call belongs to the call now running. */
-export function scriptSide(engine: SandboxEngine, init: ScriptThreadInit): SandboxSide<ScriptCall, ScriptCallResult, never> {
-  let bundle: ScriptBundle | undefined;
-  let sandbox: ScriptSandbox | undefined;
-  let ask: AskHost | undefined;
-  const hostCalls: ScriptHostCalls = async (module, fn, args) => {
-    if (!ask) throw new Error("no handler is running");
-    return (await ask({ module, fn, args } satisfies ScriptHostQuestion)) as HostValue;
-  };
-  const load = (b: ScriptBundle) => loadScriptSandbox(engine, b, init.natives, init.limits, hostCalls);
+/** Sandboxes a side keeps loaded with the script (each waiting handler holds one; default). */
+export const SANDBOXES_PER_SIDE = 8;
 
-  async function work(call: ScriptCall): Promise<ScriptCallResult> {
-    if (typeof call === "string") {
-      const space = call.indexOf(" ");
-      return outcomeText(await dispatch(Number(call.slice(0, space)), call.slice(space + 1), true));
-    }
-    if (call.op === "dispatch") return dispatch(call.handler, call.input);
+/** One of the side's sandboxes: the script generation it has, and the host channel of the call
+ * running in it (a service call belongs to that call). */
+interface Loaded {
+  sandbox: ScriptSandbox;
+  generation: number;
+  channel: { ask?: AskHost };
+}
+
+/**
+ * Calls run concurrently, one per sandbox: a handler that awaits (a timer, a service call) holds
+ * its sandbox, and the next call takes another (opened with the same script while there are fewer
+ * than `init.sandboxes`; the host already has the registrations of the first load). A load runs
+ * alone: calls that come after it wait for it, and sandboxes with the previous script are closed
+ * as their calls end.
+ */
+export function scriptSide(
+  engine: SandboxEngine,
+  init: ScriptThreadInit,
+  options: { onThread?: boolean } = {},
+): SandboxSide<ScriptCall, ScriptCallResult, never> {
+  let bundle: ScriptBundle | undefined;
+  let generation = 0;
+  /** The load in progress; calls wait for it. */
+  let loading: Promise<unknown> | undefined;
+
+  async function open(b: ScriptBundle, g: number): Promise<Loaded> {
+    const channel: Loaded["channel"] = {};
+    const hostCalls: ScriptHostCalls = async (module, fn, args) => {
+      if (!channel.ask) throw new Error("no handler is running");
+      return (await channel.ask({ module, fn, args } satisfies ScriptHostQuestion)) as HostValue;
+    };
+    return { sandbox: await loadScriptSandbox(engine, b, init.natives, init.limits, hostCalls), generation: g, channel };
+  }
+  const sandboxes = createSandboxSet<Loaded>({
+    open: () => {
+      if (!bundle) return Promise.reject(new Error("no script is loaded"));
+      return open(bundle, generation);
+    },
+    close: (loaded) => loaded.sandbox.dispose(),
+    max: init.sandboxes ?? SANDBOXES_PER_SIDE,
+    // On a thread calls come in batches: a call waits for a sandbox still finishing its handler.
+    handOff: options.onThread,
+  });
+
+  async function load(b: ScriptBundle): Promise<Registration[]> {
     // A script that fails to load leaves the previous one in place.
-    const fresh = await load(call.bundle);
-    sandbox?.dispose();
-    sandbox = fresh;
-    bundle = call.bundle;
-    return fresh.registrations;
+    const fresh = await open(b, generation + 1);
+    bundle = b;
+    generation = fresh.generation;
+    sandboxes.closeFree();
+    sandboxes.add(fresh);
+    return fresh.sandbox.registrations;
   }
 
-  async function dispatch(handler: number, input: string, asText = false): Promise<DispatchOutcome | string> {
-    if (!sandbox || !bundle) throw new Error("no script is loaded");
-    const outcome = asText ? await sandbox.dispatchText(handler, input) : await sandbox.dispatch(handler, input);
-    if (sandbox.broken) {
-      sandbox.dispose();
-      sandbox = undefined;
-      sandbox = await load(bundle);
+  async function dispatch(call: ScriptCall, ask: AskHost): Promise<ScriptCallResult> {
+    if (loading) await loading;
+    const loaded = sandboxes.take() ?? (await sandboxes.acquire());
+    loaded.channel.ask = ask;
+    try {
+      if (typeof call === "string") {
+        const space = call.indexOf(" ");
+        return outcomeText(await loaded.sandbox.dispatchText(Number(call.slice(0, space)), call.slice(space + 1)));
+      }
+      if (call.op !== "dispatch") throw new Error("not a dispatch");
+      return await loaded.sandbox.dispatch(call.handler, call.input);
+    } finally {
+      loaded.channel.ask = undefined;
+      // A broken sandbox (out of memory, native stack overflow) or one with a replaced script
+      // goes; the next call that needs one opens a fresh one.
+      if (loaded.sandbox.broken || loaded.generation !== generation) sandboxes.discard(loaded);
+      else sandboxes.release(loaded);
     }
-    return outcome;
   }
 
   return {
     close() {
-      sandbox?.dispose();
-      sandbox = undefined;
+      // The ones in use are closed when their calls end (their generation is gone).
+      bundle = undefined;
+      generation++;
+      sandboxes.closeFree();
     },
-    async handle(call, _emit, askHost) {
-      ask = askHost;
-      try {
-        return await work(call);
-      } finally {
-        ask = undefined;
-      }
+    handle(call, _emit, ask) {
+      if (typeof call === "string" || call.op === "dispatch") return dispatch(call, ask);
+      const previous = loading ?? Promise.resolve();
+      const run = previous.then(() => load(call.bundle));
+      const settled = run.then(() => {}, () => {});
+      loading = settled;
+      void settled.then(() => {
+        if (loading === settled) loading = undefined;
+      });
+      return run;
     },
   };
 }
 
 /** A handler thread's entry (apps/routes/entries/*-thread.ts supply the endpoint). */
 export function serveScriptThread(endpoint: ThreadEndpoint<ToScriptThread, FromScriptThread>): void {
-  serveSandboxThread(endpoint, scriptSide, { oneAtATime: true });
+  serveSandboxThread(endpoint, (engine, init) => scriptSide(engine, init, { onThread: true }), { heartbeatMs: HEARTBEAT_MS });
 }

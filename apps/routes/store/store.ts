@@ -14,6 +14,7 @@ import { applyMigrations, type Migration, type SqlStore, type SqlValue } from "#
 import { sha256Base64url } from "#lib/oauth";
 import type { SignedInSession, SignedInStore } from "../auth/signed-in.ts";
 import type { AuditEvent, AuditOutcome, AuditSink, ResourceRef, ResourceResolver } from "../core/services.ts";
+import { RATE_LIMIT_MIGRATION_STATEMENTS } from "./rate-limits.ts";
 
 export const ROUTES_MIGRATIONS: readonly Migration[] = [
   {
@@ -57,6 +58,7 @@ export const ROUTES_MIGRATIONS: readonly Migration[] = [
       "CREATE TABLE host_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ],
   },
+  { version: 3, name: "rate-limit counters", statements: RATE_LIMIT_MIGRATION_STATEMENTS },
 ];
 
 export const prepareRoutesStore = (store: SqlStore) => applyMigrations(store, ROUTES_MIGRATIONS);

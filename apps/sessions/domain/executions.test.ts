@@ -28,6 +28,7 @@ function scriptedLive() {
       onEvent({ type: "input_echo", payload: { text: request.kind === "repl" ? request.input : request.path } });
       return step(onEvent);
     },
+    cancel: async () => false,
     async close(id) {
       live.delete(id);
     },

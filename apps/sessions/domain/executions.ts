@@ -7,7 +7,7 @@
  * a symlink out, FILE_NOT_FOUND). Only then does the code run; the ExecutionRecorder stores the
  * execution (at its end, or as `running` once it has run for `flushMs`).
  *
- * Outcomes: ok / error (a throw) / timeout are 201; limit_exceeded is 422 OUTPUT_LIMIT_EXCEEDED
+ * Outcomes: ok / error (a throw) / timeout / cancelled are 201; limit_exceeded is 422 OUTPUT_LIMIT_EXCEEDED
  * after the execution and its events up to the limit are stored. A runtime that dies under the
  * execution ends it as `error` with a `system` event, and the session becomes `crashed`.
  */
@@ -91,6 +91,8 @@ function limitMessage(outcome: ExecutionOutcome): string {
   return `execution stopped: ${limit} limit exceeded`;
 }
 
+const CANCELLED = "execution cancelled";
+
 /** What `finish` stores for an outcome the runtime reported. */
 function endOf(outcome: ExecutionOutcome): ExecutionEnd {
   const base = { status: outcome.status, duration_ms: outcome.metrics.duration_ms, output_bytes: outcome.metrics.output_bytes };
@@ -99,6 +101,8 @@ function endOf(outcome: ExecutionOutcome): ExecutionEnd {
       return { ...base, result: outcome.result };
     case "error":
       return { ...base, error: outcome.error ?? { message: "error", stack: "" } };
+    case "cancelled":
+      return { ...base, error: { message: CANCELLED } };
     default:
       return { ...base, error: { message: limitMessage(outcome), ...(outcome.limit && { limit: outcome.limit }) } };
   }
@@ -120,10 +124,13 @@ async function runLive(
   try {
     const outcome = await ctx.live.execute(sessionId, request, (event) => void recorder.record(event));
     const last = recorder.events.at(-1);
-    if (outcome.status !== "timeout") return { end: endOf(outcome) };
-    // The runtime sends the timeout's system event unless max_events left no room; the decision
-    // (a timeout always has one) is kept here, and its words become the error message.
-    const closing = last?.type === "system" ? last : recorder.record({ type: "system", payload: { message: limitMessage(outcome), level: "error" } });
+    if (outcome.status !== "timeout" && outcome.status !== "cancelled") return { end: endOf(outcome) };
+    // The runtime sends the timeout's (or cancel's) system event unless max_events left no room;
+    // the decision (such an end always has one) is kept here, and its words become the error message.
+    const closing = last?.type === "system" ? last : recorder.record({
+      type: "system",
+      payload: outcome.status === "cancelled" ? { message: CANCELLED, level: "warn" } : { message: limitMessage(outcome), level: "error" },
+    });
     const end = endOf(outcome);
     return { end: { ...end, error: { ...end.error!, message: String(closing.payload.message) } } };
   } catch (err) {
@@ -155,6 +162,29 @@ async function runLive(
     recorder.record({ type: "system", payload: { message, level: "error" } });
     return { end: { status: "error", error: { message }, duration_ms: ctx.clock() - started, output_bytes: 0 }, failure };
   }
+}
+
+/**
+ * Cancels a running execution and answers with it once it has ended (`cancelled`, its last event
+ * a `system` one saying so). 409 EXECUTION_NOT_RUNNING for one that has ended, also when it ended
+ * on its own before the cancel reached it.
+ */
+export async function cancelExecution(ctx: ServiceContext, id: string): Promise<ExecutionRecord> {
+  const recorder = ctx.recorders.get(id);
+  if (recorder) {
+    const ended = new Promise<void>((resolve) => {
+      const followed = recorder.follow(recorder.events.length, { event() {}, end: () => resolve() });
+      if (!followed) resolve();
+    });
+    await ctx.live.cancel(recorder.execution.session_id);
+    await ended;
+  }
+  const execution = await requireExecution(ctx, id);
+  if (execution.status === "cancelled" && recorder) return execution;
+  throw new SessionServiceError("EXECUTION_NOT_RUNNING", `execution ${id} is not running (it ended as ${execution.status})`, {
+    execution_id: id,
+    status: execution.status,
+  });
 }
 
 // An execution in flight is stored as it is when a reader asks for it (ExecutionRecorder.persist).

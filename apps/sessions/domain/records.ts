@@ -7,7 +7,7 @@ import type { CapabilityKind, EventType, ExecutionStatus as FinalStatus, Setting
 export const ENGINES = ["jsengine"] as const;
 export const CAPABILITY_KINDS = ["module", "global", "fs", "net", "env"] as const satisfies readonly CapabilityKind[];
 export const SESSION_STATUSES = ["starting", "ready", "crashed", "closed"] as const;
-export const EXECUTION_STATUSES = ["running", "ok", "error", "timeout", "limit_exceeded"] as const;
+export const EXECUTION_STATUSES = ["running", "ok", "error", "timeout", "limit_exceeded", "cancelled"] as const;
 export const EXECUTION_KINDS = ["repl", "run_file"] as const;
 export const EVENT_TYPES = ["input_echo", "console", "value", "exception", "system", "stdout", "stderr"] as const satisfies readonly EventType[];
 export const STARTUP_MODES = ["eval"] as const;

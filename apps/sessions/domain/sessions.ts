@@ -187,6 +187,40 @@ export async function closeSession(ctx: ServiceContext, id: string): Promise<Ses
   return requireSession(ctx, id);
 }
 
+/**
+ * A fresh runtime for a `ready` session: a new global scope, its libraries loaded and startup
+ * files run again, as at creation (read again now), under the same id, with its executions and
+ * worktree. 409 SESSION_BUSY while an execution runs (cancel it first); no execution can start
+ * while it restarts. A startup that fails now leaves the session `crashed` with `last_error`.
+ */
+export async function restartSession(ctx: ServiceContext, id: string): Promise<SessionRecord> {
+  const session = await requireSession(ctx, id);
+  if (session.status !== "ready") {
+    throw new SessionServiceError("SESSION_NOT_READY", `session ${id} is ${session.status}, not ready`, { status: session.status });
+  }
+  if (ctx.busy.has(id)) throw new SessionServiceError("SESSION_BUSY", `session ${id} is running an execution; cancel it first`);
+  ctx.busy.add(id);
+  try {
+    let spec: SessionSpec;
+    try {
+      spec = await sessionSpec(ctx, session); // a startup file gone fails here, with the old runtime still there
+    } catch (err) {
+      throw startupFailure(err, id);
+    }
+    await ctx.live.close(id);
+    try {
+      await ctx.live.open(spec);
+    } catch (err) {
+      const failure = startupFailure(err, id);
+      await sessionsCrashed(ctx, [id], failure.message);
+      throw failure;
+    }
+  } finally {
+    ctx.busy.delete(id);
+  }
+  return requireSession(ctx, id);
+}
+
 /** At start: what the last process had alive is closed, and its running executions end as
  * errors; except ready sessions whose runtime outlived the service's memory (`live.adopt`: on
  * workerd the service's object can be evicted while sessions sit idle), which stay ready. */

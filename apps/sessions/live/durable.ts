@@ -5,7 +5,13 @@
  * - `sessionRuntimeObject(options)` makes the Durable Object class (export it from the worker
  *   entry under the class name the binding names). It speaks a small HTTP protocol:
  *   `POST /open` (SessionSpec), `POST /execute` (ExecutionRequest; the answer streams NDJSON
- *   lines `{"event"}` as they are produced, then `{"outcome"}` or `{"error"}`), `POST /close`.
+ *   lines `{"event"}` as they are produced, then `{"outcome"}` or `{"error"}`), `POST /cancel`
+ *   (204: the running execution was cancelled; 409: none runs), `POST /close`.
+ *
+ * Cancel reaches the object as a request, so it is handled when the object's thread is free: at
+ * once while the execution waits on a timer or a host call, but only after the running slice ends
+ * (at `cpu_ms` at the latest) while its code spins, since a workerd isolate has one thread and no
+ * memory shared with another (the thread pool's cancel flag has no counterpart here).
  * - `durableRuntimes(namespace)` is the LiveRuntimes the REST layer uses, over the stubs.
  *
  * Caveat (measured): in local workerd (wrangler dev, miniflare) every Durable Object and Worker
@@ -68,6 +74,9 @@ export interface SessionObjectNamespace {
 type WireError = { code?: LiveErrorCode; message: string };
 type Line = { event: LiveEvent } | { outcome: ExecutionOutcome } | { error: WireError };
 
+/** How long `cancel` waits before asking an object again that had not started the execution yet. */
+const CANCEL_RETRY_MS = 10;
+
 /** How often a live runtime's object wakes itself: well inside the shortest eviction window (10 s). */
 export const KEEP_ALIVE_MS = 4_000;
 
@@ -106,6 +115,7 @@ export function sessionRuntimeObject<Env>(options: SessionRuntimeObjectOptions<E
       try {
         if (request.method === "POST" && pathname === "/open") return await this.open((await request.json()) as SessionSpec);
         if (request.method === "POST" && pathname === "/execute") return this.execute((await request.json()) as ExecutionRequest);
+        if (request.method === "POST" && pathname === "/cancel") return new Response(null, { status: this.runtime?.cancel() ? 204 : 409 });
         if (request.method === "POST" && pathname === "/close") {
           await this.close();
           return new Response(null, { status: 204 });
@@ -194,7 +204,8 @@ async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> 
  */
 export function durableRuntimes(namespace: SessionObjectNamespace): LiveRuntimes {
   const live = new Set<string>();
-  const busy = new Set<string>();
+  /** Sessions running an execution, each with a token of its own (a cancel retried must not reach the next one). */
+  const busy = new Map<string, object>();
   const stub = (sessionId: string) => namespace.get(namespace.idFromName(sessionId));
   const post = (sessionId: string, path: string, body?: unknown) =>
     stub(sessionId).fetch(`https://session${path}`, {
@@ -229,7 +240,7 @@ export function durableRuntimes(namespace: SessionObjectNamespace): LiveRuntimes
     async execute(sessionId, request, onEvent) {
       if (!live.has(sessionId)) throw new LiveRuntimeError("SESSION_NOT_LIVE", `session ${sessionId} is not live`);
       if (busy.has(sessionId)) throw new LiveRuntimeError("SESSION_BUSY", `session ${sessionId} is already running an execution`);
-      busy.add(sessionId);
+      busy.set(sessionId, {});
       try {
         let res: Response;
         try {
@@ -260,6 +271,20 @@ export function durableRuntimes(namespace: SessionObjectNamespace): LiveRuntimes
       } finally {
         busy.delete(sessionId);
       }
+    },
+
+    async cancel(sessionId) {
+      // The object answers 409 while its execute request has not reached it yet: ask again while
+      // the execution is still ours to run (a short wait each time; it ends at wall_ms anyway).
+      const running = busy.get(sessionId);
+      while (running && live.has(sessionId) && busy.get(sessionId) === running) {
+        const res = await post(sessionId, "/cancel").catch(() => undefined);
+        await res?.body?.cancel();
+        if (res?.status === 204) return true;
+        if (res?.status !== 409) return false;
+        await new Promise((r) => setTimeout(r, CANCEL_RETRY_MS));
+      }
+      return false;
     },
 
     close,

@@ -5,9 +5,14 @@
  */
 import type { SandboxEngine } from "#lib/sandbox";
 import { SessionRuntime } from "./session-runtime.ts";
-import { LiveRuntimeError, type LiveRuntimeOptions, type LiveRuntimes } from "./types.ts";
+import { type ExecutionOutcome, type ExecutionRequest, type LiveEvent, LiveRuntimeError, type LiveRuntimeOptions, type LiveRuntimes } from "./types.ts";
 
-export function createInProcessRuntimes(engine: SandboxEngine, options: LiveRuntimeOptions): LiveRuntimes {
+/** In process, an execution may also take a cancel flag that another thread sets (thread-host.ts). */
+export interface InProcessRuntimes extends LiveRuntimes {
+  execute(sessionId: string, request: ExecutionRequest, onEvent: (event: LiveEvent) => void, cancelFlag?: Int32Array): Promise<ExecutionOutcome>;
+}
+
+export function createInProcessRuntimes(engine: SandboxEngine, options: LiveRuntimeOptions): InProcessRuntimes {
   const live = new Map<string, SessionRuntime>();
   const opening = new Set<string>();
   return {
@@ -20,14 +25,17 @@ export function createInProcessRuntimes(engine: SandboxEngine, options: LiveRunt
         opening.delete(spec.sessionId);
       }
     },
-    async execute(sessionId, request, onEvent) {
+    async execute(sessionId, request, onEvent, cancelFlag) {
       const session = live.get(sessionId);
       if (!session) throw new LiveRuntimeError("SESSION_NOT_LIVE", `session ${sessionId} is not live`);
       try {
-        return await session.execute(request, onEvent);
+        return await session.execute(request, onEvent, cancelFlag);
       } finally {
         if (!session.live && live.get(sessionId) === session) live.delete(sessionId);
       }
+    },
+    async cancel(sessionId) {
+      return live.get(sessionId)?.cancel() ?? false;
     },
     async close(sessionId) {
       live.get(sessionId)?.close();

@@ -54,8 +54,16 @@ function toLiveEvent(e: SandboxEvent): LiveEvent {
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
+/** ", 2 pending timers cleared" (empty for none): said in the closing event of an execution. */
+function timersCleared(r: EvaluateResult): string {
+  const n = r.timersCleared ?? 0;
+  return n === 0 ? "" : `; ${n} pending timer${n === 1 ? "" : "s"} cleared`;
+}
+
 export class SessionRuntime {
   private running = false;
+  /** Cancel was asked for the execution now running (it may not have reached the sandbox yet). */
+  private cancelRequested = false;
   private closed = false;
   private readonly natives: ReadonlySet<string>;
 
@@ -91,6 +99,7 @@ export class SessionRuntime {
         console: runtime.console,
         strict: runtime.strict,
         modules: catalog.modules,
+        missingModule: catalog.missingModule,
         moduleGlobals: catalog.moduleGlobals,
       });
     } catch (err) {
@@ -140,12 +149,13 @@ export class SessionRuntime {
    * LiveRuntimeError SESSION_BUSY while another runs, SESSION_NOT_LIVE after close, RUNTIME_LOST
    * when the sandbox broke (it is then closed) or was closed under the execution.
    */
-  async execute(request: ExecutionRequest, onEvent: (event: LiveEvent) => void): Promise<ExecutionOutcome> {
+  async execute(request: ExecutionRequest, onEvent: (event: LiveEvent) => void, cancelFlag?: Int32Array): Promise<ExecutionOutcome> {
     if (this.closed) throw new LiveRuntimeError("SESSION_NOT_LIVE", `session ${this.spec.sessionId} is not live`);
     if (this.running) throw new LiveRuntimeError("SESSION_BUSY", `session ${this.spec.sessionId} is already running an execution`);
     this.running = true;
+    this.cancelRequested = false;
     try {
-      return await this.run(request, onEvent);
+      return await this.run(request, onEvent, cancelFlag);
     } catch (err) {
       if (err instanceof SandboxBrokenError) {
         this.close();
@@ -159,7 +169,15 @@ export class SessionRuntime {
     }
   }
 
-  private async run(request: ExecutionRequest, onEvent: (event: LiveEvent) => void): Promise<ExecutionOutcome> {
+  /** Cancels the running execution (see LiveRuntimes.cancel); false when none runs. */
+  cancel(): boolean {
+    if (!this.running || this.closed) return false;
+    this.cancelRequested = true;
+    this.sandbox.cancel();
+    return true;
+  }
+
+  private async run(request: ExecutionRequest, onEvent: (event: LiveEvent) => void, cancelFlag: Int32Array | undefined): Promise<ExecutionOutcome> {
     const started = performance.now();
     const { limits, runtime } = this.spec.settings;
     let events = 0;
@@ -175,6 +193,10 @@ export class SessionRuntime {
     const code = isRepl ? request.input : request.source;
     emit({ type: "input_echo", payload: isRepl ? { text: request.input } : { path: request.path } });
     const sources = await this.prefetch(name, code);
+    if (this.cancelRequested || (cancelFlag && Atomics.load(cancelFlag, 0) !== 0)) {
+      emit({ type: "system", payload: { message: "execution cancelled", level: "warn" } });
+      return { status: "cancelled", metrics: metrics(0) };
+    }
     const r = await this.sandbox.evaluate(code, {
       // A plain file is evaluated like a REPL input (its completion value reported); a module has none.
       mode: !isRepl && runtime.esm ? "module" : "repl",
@@ -183,14 +205,22 @@ export class SessionRuntime {
       globals: isRepl ? undefined : { args: request.args as HostValue, env: { ...this.env, ...(request.env as Record<string, HostValue>) } },
       limits: { maxEvents: limits.max_events - 1, wallMs: Math.max(0, limits.wall_ms - (performance.now() - started)) },
       onEvent: (e) => emit(toLiveEvent(e)),
+      cancelFlag,
     });
 
     const outcome: ExecutionOutcome = { status: r.status, metrics: metrics(r.outputBytes) };
     if (r.value) outcome.result = { ...r.value };
     if (r.error) outcome.error = { message: r.error.message, stack: r.error.stack };
     if (r.limit) outcome.limit = LIMIT_NAMES[r.limit];
-    if (r.status === "timeout" && events < limits.max_events) {
-      emit({ type: "system", payload: { message: `execution ${describeFailure(r, this.spec)}`, level: "error" } });
+    // The closing event says why it ended early, and what happened to timers still pending.
+    if (events < limits.max_events) {
+      if (r.status === "timeout") {
+        emit({ type: "system", payload: { message: `execution ${describeFailure(r, this.spec)}${timersCleared(r)}`, level: "error" } });
+      } else if (r.status === "cancelled") {
+        emit({ type: "system", payload: { message: `execution cancelled${timersCleared(r)}`, level: "warn" } });
+      } else if (r.timersCleared) {
+        emit({ type: "system", payload: { message: timersCleared(r).slice(2), level: "warn" } });
+      }
     }
     outcome.metrics = metrics(r.outputBytes);
     return outcome;

@@ -35,7 +35,11 @@ export function sessionSide(
           await runtimes.open(call.spec);
           return null;
         case "execute":
-          return runtimes.execute(call.sessionId, call.request, emit);
+          return runtimes.execute(call.sessionId, call.request, emit, call.cancelFlag);
+        case "cancel":
+          // Wakes an execution waiting on a timer or a host call; spinning code has seen the flag.
+          await runtimes.cancel(call.sessionId);
+          return null;
         case "close":
           await runtimes.close(call.sessionId);
           return null;

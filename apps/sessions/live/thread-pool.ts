@@ -42,7 +42,8 @@ export interface ThreadInit extends SandboxThreadInit {
 
 export type SessionCall =
   | { op: "open"; spec: SessionSpec }
-  | { op: "execute"; sessionId: string; request: ExecutionRequest }
+  | { op: "execute"; sessionId: string; request: ExecutionRequest; cancelFlag?: Int32Array }
+  | { op: "cancel"; sessionId: string }
   | { op: "close"; sessionId: string };
 
 export type ToThread = PoolMessage<ThreadInit, SessionCall>;
@@ -88,6 +89,9 @@ export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadP
   /** Live sessions: their thread and the wall-time limit their watchdog needs. */
   const live = new Map<string, { thread: PoolThread<Pinned>; wallMs: number }>();
   const busy = new Set<string>();
+  /** The cancel flag of each running execution: shared memory the thread's interrupt handler reads,
+   * since a thread that spins in QuickJS never reads its messages. */
+  const cancelFlags = new Map<string, Int32Array>();
   const pool = createThreadPool<ThreadInit, SessionCall, ExecutionOutcome | null, LiveEvent, Pinned>(spawn, {
     size: options.threads ?? 2,
     init: () => init,
@@ -159,8 +163,10 @@ export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadP
       if (!entry) throw notLive(sessionId);
       if (busy.has(sessionId)) throw new LiveRuntimeError("SESSION_BUSY", `session ${sessionId} is already running an execution`);
       busy.add(sessionId);
+      const cancelFlag = new Int32Array(new SharedArrayBuffer(4));
+      cancelFlags.set(sessionId, cancelFlag);
       try {
-        return (await call(entry.thread, { op: "execute", sessionId, request }, entry.wallMs + graceMs, "RUNTIME_LOST", onEvent))!;
+        return (await call(entry.thread, { op: "execute", sessionId, request, cancelFlag }, entry.wallMs + graceMs, "RUNTIME_LOST", onEvent))!;
       } catch (err) {
         // This execution alone fails; the session and its thread are unharmed.
         if (err instanceof NotSent) {
@@ -173,7 +179,20 @@ export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadP
         throw err;
       } finally {
         busy.delete(sessionId);
+        if (cancelFlags.get(sessionId) === cancelFlag) cancelFlags.delete(sessionId);
       }
+    },
+
+    async cancel(sessionId) {
+      const flag = cancelFlags.get(sessionId);
+      const entry = live.get(sessionId);
+      if (!flag || !entry) return false;
+      Atomics.store(flag, 0, 1);
+      // The message ends a wait (timer, host call) at once; code that spins has seen the flag. The
+      // thread may still be inside a native operation QuickJS cannot interrupt: its watchdog is the
+      // execution's own, not a shorter one that would replace the thread for it.
+      if (!entry.thread.dead) await pool.call(entry.thread, { op: "cancel", sessionId }, entry.wallMs + graceMs).catch(() => {});
+      return true;
     },
 
     async close(sessionId) {

@@ -60,7 +60,7 @@ export interface LiveEvent {
   payload: Record<string, unknown>;
 }
 
-export type ExecutionStatus = "ok" | "error" | "timeout" | "limit_exceeded";
+export type ExecutionStatus = "ok" | "error" | "timeout" | "limit_exceeded" | "cancelled";
 
 export interface ExecutionOutcome {
   status: ExecutionStatus;
@@ -91,6 +91,12 @@ export interface LiveRuntimes {
    * `wall_ms`; the session is then no longer live). Throws, timeouts and limits are outcomes.
    */
   execute(sessionId: string, request: ExecutionRequest, onEvent: (event: LiveEvent) => void): Promise<ExecutionOutcome>;
+  /**
+   * Cancels the session's running execution: it ends soon with status `cancelled` (code that
+   * spins is interrupted, waits on timers or host calls end at once) and the session stays live.
+   * Resolves false when nothing was running there (it may have just ended).
+   */
+  cancel(sessionId: string): Promise<boolean>;
   /** Discards the runtime; a no-op for an id that is not live. */
   close(sessionId: string): Promise<void>;
   /** Ids of the runtimes alive now. */

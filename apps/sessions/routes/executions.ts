@@ -48,6 +48,22 @@ export function registerExecutions(routes: Hono, ctx: ServiceContext): void {
     },
   );
 
+  routes.post(
+    "/executions/:execution_id/cancel",
+    describe({
+      tag: TAG,
+      summary: "Cancel a running execution",
+      description: "Ends the execution whether its code spins, waits on a timer or waits on a host call (`http`, `fs`); its pending " +
+        "timers are cleared. Answers once it has ended: status `cancelled`, its last event a `system` event saying so. The session " +
+        "stays ready. 409 EXECUTION_NOT_RUNNING for an execution that has ended (also one that ended on its own first).",
+      response: { status: 200, description: "The cancelled execution", schema: ExecutionSchema },
+      errors: ["EXECUTION_NOT_FOUND", "EXECUTION_NOT_RUNNING"],
+    }),
+    params(ExecutionParams),
+    noQuery,
+    async (c) => c.json(await executions.cancelExecution(ctx, c.req.valid("param").execution_id)),
+  );
+
   routes.get(
     "/executions",
     describe({

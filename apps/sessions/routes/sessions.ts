@@ -49,6 +49,22 @@ export function registerSessions(routes: Hono, ctx: ServiceContext): void {
     async (c) => c.json(await sessions.requireSession(ctx, c.req.valid("param").session_id)),
   );
 
+  routes.post(
+    "/sessions/:session_id/restart",
+    describe({
+      tag: TAG,
+      summary: "Restart a session's runtime",
+      description: "A fresh global scope: libraries are loaded and startup files run again (read again now). The session keeps its id, " +
+        "executions and worktree. 409 SESSION_BUSY while an execution runs (cancel it first). A startup that fails leaves the " +
+        "session `crashed` with `last_error`.",
+      response: { status: 200, description: "The session, ready", schema: SessionSchema },
+      errors: ["SESSION_NOT_FOUND", "SESSION_NOT_READY", "SESSION_BUSY", "INVALID_PATH", "FILE_NOT_FOUND", "STARTUP_FAILED"],
+    }),
+    params(SessionParams),
+    noQuery,
+    async (c) => c.json(await sessions.restartSession(ctx, c.req.valid("param").session_id)),
+  );
+
   const closeDoc = (summary: string): OperationDoc => ({
     tag: TAG,
     summary,

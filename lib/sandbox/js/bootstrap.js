@@ -18,8 +18,11 @@
    * @param {(intrinsics: import("./intrinsics").Intrinsics) => (args: ArrayLike<unknown>) => string} load
    *   Loads prelude.js and returns its `format`.
    * @param {import("./intrinsics").Require} req The native-module `require`.
+   * @param {(chunk: string, api: object) => Record<string, unknown>} loadWeb Evaluates a chunk of
+   *   the web globals (lib/sandbox/web.ts) and returns its exports.
+   * @param {string} webGlobals The web globals and their chunks: "name chunk name chunk ...".
    */
-  function (emit, captureConsole, load, req) {
+  function (emit, captureConsole, load, req, loadWeb, webGlobals) {
     "use strict";
     const O = Object, FP = Function.prototype, AP = Array.prototype, SP = String.prototype;
     const gd = O.getOwnPropertyDescriptor, TA = O.getPrototypeOf(Uint8Array.prototype);
@@ -36,6 +39,7 @@
       getDesc: gd,
       getProto: O.getPrototypeOf,
       objProto: O.prototype,
+      errProto: Error.prototype,
       objToString: O.prototype.toString,
       fnToString: FP.toString,
       isArray: Array.isArray,
@@ -95,6 +99,48 @@
       : function () {};
     defineGlobal("console", con, false);
     defineGlobal("require", req, false);
+    // The web globals, installed lazily (web.ts): a getter per name loads its chunk on first read
+    // and replaces itself with the value. This runs before every sandbox's first evaluation, so
+    // it is as little as can be: bound functions (nothing more to compile), one descriptor
+    // object, and the chunks' `api` (how they reach each other, never through globals the
+    // sandbox may have replaced) made only when a chunk first loads.
+    /** @type {{ chunk(c: string): Record<string, unknown>, report(e: unknown): void } | undefined} */
+    let api;
+    /**
+     * @param {string} name
+     * @param {string} chunk
+     */
+    function lazyGet(name, chunk) {
+      if (!api) {
+        /** @type {Record<string, Record<string, unknown>>} */
+        const chunks = /** @type {any} */ ({ __proto__: null });
+        const a = {
+          __proto__: null,
+          chunk: (/** @type {string} */ c) => chunks[c] || (chunks[c] = loadWeb(c, a)),
+          report: (/** @type {unknown} */ e) => /** @type {(...args: unknown[]) => void} */ (con.error)("Uncaught", e),
+        };
+        api = a;
+      }
+      const v = api.chunk(chunk)[name];
+      defineGlobal(name, v, false);
+      return v;
+    }
+    /**
+     * @param {string} name
+     * @param {unknown} v
+     */
+    function lazySet(name, v) {
+      defineGlobal(name, v, false);
+    }
+    const web = webGlobals ? webGlobals.split(" ") : [];
+    /** @type {PropertyDescriptor & { __proto__: null }} */
+    const lazy = { __proto__: null, get: undefined, set: undefined, configurable: true };
+    for (let i = 0; i < web.length; i += 2) {
+      const name = /** @type {string} */ (web[i]);
+      lazy.get = lazyGet.bind(null, name, /** @type {string} */ (web[i + 1]));
+      lazy.set = lazySet.bind(null, name);
+      defineProp(globalThis, name, lazy);
+    }
     return [I, (/** @type {string} */ s) => JSONp(s), (/** @type {ArrayBuffer} */ buf) => new U8(buf), defineGlobal];
   }
 );

@@ -20,6 +20,7 @@ export interface Intrinsics {
   getDesc: typeof Object.getOwnPropertyDescriptor;
   getProto: typeof Object.getPrototypeOf;
   objProto: object;
+  errProto: object;
   objToString: typeof Object.prototype.toString;
   fnToString: typeof Function.prototype.toString;
   isArray: typeof Array.isArray;

@@ -53,7 +53,14 @@
     }
     /** @param {unknown} v */
     function isError(v) {
-      return tag(v) === "[object Error]";
+      if (tag(v) === "[object Error]") return true;
+      // An error with a toStringTag of its own (DOMException): Error.prototype on its chain.
+      let p = safe(() => getProto(v), null);
+      for (let i = 0; p !== null && i < 64; i++) {
+        if (p === I.errProto) return true;
+        p = safe(() => getProto(p), null);
+      }
+      return false;
     }
     /**
      * @template T, F

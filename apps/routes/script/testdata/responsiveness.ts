@@ -1,7 +1,8 @@
 /**
  * Shared by the Node test and the Deno check: a host whose handlers run on the given thread
- * spawner; one request spins for 2 s while ten others are asked in turn. Prints nothing; returns
- * what it saw.
+ * spawner; one request spins for 2 s while ten others are asked in turn; then more handlers wait
+ * on timers than there are threads while another request is answered, and one that waited and
+ * then spins is kept apart from the rest. Prints nothing; returns what it saw.
  */
 import { createRouteHost } from "../../core/host.ts";
 import { type SpawnScriptThread, threadScriptRuntime } from "../runtime.ts";
@@ -9,7 +10,13 @@ import { type SpawnScriptThread, threadScriptRuntime } from "../runtime.ts";
 const SCRIPT = `const app = require("httpmod").app();
 app.get("/spin").public().handle(() => { const end = Date.now() + 2000; while (Date.now() < end) {} return "spun"; });
 app.get("/fast/:n").public().handle((ctx) => "fast " + ctx.params.n);
-app.get("/hang").public().handle(() => "x".repeat(1e8).indexOf("y"));`;
+app.get("/hang").public().handle(() => "x".repeat(1e8).indexOf("y"));
+app.get("/wait").public().handle(async () => { await new Promise((r) => setTimeout(r, 2400)); return "waited"; });
+app.get("/wait-then-spin").public().handle(async () => {
+  await new Promise((r) => setTimeout(r, 100));
+  const end = Date.now() + 1500; while (Date.now() < end) {}
+  return "spun";
+});`;
 
 export async function responsiveness(spawn: SpawnScriptThread) {
   const host = createRouteHost({
@@ -32,6 +39,24 @@ export async function responsiveness(spawn: SpawnScriptThread) {
   // All ten answered while the spin still ran: queued behind it, they would come after it.
   const answeredDuringSpin = !spinEnded;
   const spun = await spinning;
+
+  // Five handlers wait on timers on two threads: the next request does not queue behind them.
+  let aWaitEnded = false;
+  const waits = Promise.all(Array.from({ length: 5 }, () => get("/wait").finally(() => (aWaitEnded = true))));
+  await new Promise((r) => setTimeout(r, 100));
+  const duringWaits = (await get("/fast/w")).text;
+  const answeredDuringWaits = !aWaitEnded;
+  // One that waited and now spins: its thread is silent, the others go to the other thread, whose
+  // handlers only wait (they outlast the spin: without its heartbeat that thread would look stuck).
+  const waitThenSpin = get("/wait-then-spin");
+  await new Promise((r) => setTimeout(r, 300));
+  let afterSpinEnded = false;
+  void waitThenSpin.finally(() => (afterSpinEnded = true));
+  const answersBesideSpin: string[] = [];
+  for (let i = 0; i < 5; i++) answersBesideSpin.push((await get(`/fast/${i}`)).text);
+  const answeredBesideSpin = !afterSpinEnded && !aWaitEnded;
+  const waited = (await waits).map((r) => r.text);
+  const spunAfterWait = await waitThenSpin;
   await host.close();
 
   // A native operation QuickJS cannot interrupt (~1 s here) on a host whose handlers get 100 ms:
@@ -48,5 +73,5 @@ export async function responsiveness(spawn: SpawnScriptThread) {
   const hung = await call("/hang");
   const after = await call("/fast/after");
   await strict.close();
-  return { spun, answers, answeredDuringSpin, hung, after };
+  return { spun, answers, answeredDuringSpin, duringWaits, answeredDuringWaits, waited, answersBesideSpin, answeredBesideSpin, spunAfterWait, hung, after };
 }

@@ -26,6 +26,33 @@ export interface SessionCatalog {
   moduleGlobals: Record<string, string>;
   /** Host variables the session may see. */
   env: Record<string, string>;
+  /** Why a bare name is not a module of this session, for `Cannot find module`: see missingModuleReason. */
+  missingModule: (name: string) => string | undefined;
+}
+
+/** What each catalog module also needs to do its work, past being enabled. */
+const ALSO_NEEDS: Partial<Record<ModuleName, string>> = {
+  http: '; to reach a host it also needs a net capability naming it ({kind: "net", name: "api.example.com"})',
+  fs: '; to write it also needs an fs capability naming a directory ({kind: "fs", name: "."})',
+  env: '; it shows only the variables an env capability names ({kind: "env", name: "API_URL"})',
+};
+
+/**
+ * Why `require(name)` finds no module in this session, in words that say how to enable it: a
+ * catalog module the template does not list, or withdraws with a disabled `module` capability, or
+ * that this server does not offer. Undefined for names that are not catalog modules (files).
+ */
+export function missingModuleReason(name: string, spec: Pick<SessionSpec, "modules" | "capabilities">, offered: ReadonlySet<string>): string | undefined {
+  if (!(MODULE_CATALOG as readonly string[]).includes(name)) return undefined;
+  if (!offered.has(name)) return `this server does not offer the module "${name}" (its modules: ${[...offered].join(", ") || "none"})`;
+  const newSession = "then start a new session (a running session keeps the modules it started with)";
+  const also = ALSO_NEEDS[name as ModuleName] ?? "";
+  if (spec.modules.includes(name)) {
+    return `the module "${name}" is withdrawn for this session's template by its disabled module capability "${name}": enable that capability ` +
+      `(or remove it), ${newSession}${also}`;
+  }
+  return `the module "${name}" is not enabled for this session's template: add it to the template's modules ` +
+    `(POST /api/v1/templates/<template id>/modules {"name": "${name}"}, or Add module in the web UI), ${newSession}${also}`;
 }
 
 const MiB = 1024 * 1024;
@@ -91,5 +118,5 @@ export function sessionCatalog(spec: SessionSpec, options: LiveRuntimeOptions): 
     if (!Object.hasOwn(modules, cap.name)) throw setupError(`global capability "${cap.name}": the template has no enabled module of that name`);
     moduleGlobals[cap.name] = cap.name;
   }
-  return { modules, moduleGlobals, env };
+  return { modules, moduleGlobals, env, missingModule: (name) => missingModuleReason(name, spec, allowed) };
 }

@@ -69,7 +69,13 @@ export function fsModule(o: FsModuleOptions): NativeModule {
   const writable = (op: string, path: string): string => {
     const r = rel(path);
     if (r === "" || !o.writable.some((dir) => dir === "" || r === dir || r.startsWith(dir + "/"))) {
-      throw new FsError("EPERM", `${op} '${path}': writes are not allowed here (no fs capability covers it)`);
+      throw new FsError(
+        "EPERM",
+        `${op} '${path}': writes are not allowed here (no fs capability covers it): give the template an fs capability naming the directory ` +
+          `(POST /api/v1/templates/<template id>/capabilities {"kind": "fs", "name": "${
+            r.split("/")[0] || "."
+          }"}; "." for the whole worktree), then start a new session`,
+      );
     }
     return r;
   };

@@ -81,7 +81,7 @@ async function readCapped(response: Response, max: number): Promise<string> {
 export function httpModule(o: HttpModuleOptions): NativeModule {
   return {
     functions: {
-      fetch: async (input, initValue) => {
+      async fetch(input, initValue) {
         if (typeof input !== "string") throw new TypeError("fetch: the URL must be a string");
         let url: URL;
         try {
@@ -90,7 +90,13 @@ export function httpModule(o: HttpModuleOptions): NativeModule {
           throw new TypeError(`fetch: invalid URL '${input}'`);
         }
         if (!DEFAULT_PORTS[url.protocol]) throw new TypeError(`fetch: unsupported protocol ${url.protocol}`);
-        if (!hostAllowed(url, o.rules)) throw new HttpError("ENETACCESS", `fetch: no net capability allows ${url.host}`);
+        if (!hostAllowed(url, o.rules)) {
+          throw new HttpError(
+            "ENETACCESS",
+            `fetch: no net capability allows ${url.host}: give the template a net capability naming it ` +
+              `(POST /api/v1/templates/<template id>/capabilities {"kind": "net", "name": "${url.host}"}), then start a new session`,
+          );
+        }
         const init = record(initValue, "fetch options");
         let method = typeof init.method === "string" ? init.method.toUpperCase() : "GET";
         const headers: Record<string, string> = {};
@@ -99,7 +105,8 @@ export function httpModule(o: HttpModuleOptions): NativeModule {
         if (typeof init.body === "string") body = init.body;
         else if (init.body instanceof Uint8Array) body = new Uint8Array(init.body);
         else if (init.body !== undefined && init.body !== null) throw new TypeError("fetch: body must be a string or a Uint8Array");
-        const signal = AbortSignal.timeout(o.timeoutMs);
+        // Also stopped when the execution no longer waits for it (it ended, or was cancelled).
+        const signal = AbortSignal.any([AbortSignal.timeout(o.timeoutMs), this.signal]);
         try {
           for (let redirects = 0;; redirects++) {
             const response = await o.fetch(url, { method, headers, body, redirect: "manual", signal });

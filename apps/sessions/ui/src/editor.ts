@@ -64,7 +64,8 @@ export function replInput(parent: HTMLElement, options: { onRun: (text: string) 
         ...base,
         keymap.of([...defaultKeymap, ...historyKeymap]),
         javascript(),
-        placeholder("JavaScript: Enter runs, Shift+Enter adds a line, ↑/↓ history"),
+        // The keys are said once, in the hint under the input (views/console.ts).
+        placeholder("JavaScript, e.g. 6 * 7"),
         EditorView.contentAttributes.of({ "aria-label": "REPL input", "data-testid": "repl-input" }),
       ],
     }),

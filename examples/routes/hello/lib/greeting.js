@@ -1,1 +1,2 @@
-exports.greeting = (name) => `Hello, ${String(name).replace(/[<>&"]/g, "")}!`;
+// Plain text: the page escapes it (html`` in app.js), and JSON needs no escaping.
+exports.greeting = (name) => `Hello, ${String(name)}!`;

@@ -9,9 +9,11 @@ import { InputHistory } from "../history.ts";
 import type { Report } from "../report.ts";
 import { Executions } from "./executions.ts";
 
-/** One execution as the console shows it: its events as they arrive, then its outcome. */
+/** One execution as the console shows it: its events as they arrive, then its outcome (or a
+ * `note` of the console's own, such as a restart). */
 interface Entry {
   key: string;
+  note?: string;
   input: string;
   executionId?: string;
   events: ExecEvent[];
@@ -45,6 +47,7 @@ function Outcome({ entry }: { entry: Entry }) {
   if (x.status === "timeout") return html`<div class="line outcome timeout" data-testid="outcome">timeout: ${x.error?.message}${ms}</div>`;
   if (x.status === "limit_exceeded") return html`<div class="line outcome limit" data-testid="outcome">limit exceeded (${x.error?.limit}): ${x.error?.message}</div>`;
   if (x.status === "error") return html`<div class="line outcome error" data-testid="outcome">error${ms}</div>`;
+  if (x.status === "cancelled") return html`<div class="line outcome cancelled" data-testid="outcome">cancelled${ms}</div>`;
   return html`<div class="line outcome ok muted" data-testid="outcome">${x.status}${ms}</div>`;
 }
 
@@ -117,6 +120,43 @@ export function Console({ id, report }: { id: string; report: Report }) {
     [id, busy],
   );
 
+  /** Stop: cancels the session's running execution (the one this console started: one runs at a time). */
+  const stopRunning = useCallback(async () => {
+    try {
+      const [latest] = await api<Execution[]>("GET", `/executions?session_id=${id}&limit=1`);
+      if (latest?.status === "running") await api<Execution>("POST", `/executions/${latest.id}/cancel`);
+    } catch (err) {
+      // It ended on its own first: its POST reports the outcome.
+      if (!(err instanceof ApiFailure && err.code === "EXECUTION_NOT_RUNNING")) report(err);
+    }
+  }, [id, report]);
+
+  /** Restart: a fresh global scope, startup files run again (a running execution is stopped first). */
+  const [restarting, setRestarting] = useState(false);
+  const restart = useCallback(async () => {
+    setRestarting(true);
+    try {
+      if (busy) await stopRunning();
+      let restarted: Session | undefined;
+      for (let attempt = 0; !restarted; attempt++) {
+        try {
+          restarted = await api<Session>("POST", `/sessions/${id}/restart`);
+        } catch (err) {
+          // The stopped execution is still being recorded: try again shortly.
+          if (!(err instanceof ApiFailure && err.code === "SESSION_BUSY" && attempt < 20)) throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      setSession(restarted);
+      setEntries((all) => [...all, { key: crypto.randomUUID(), input: "", events: [], note: "session restarted: fresh global scope, startup files run again" }]);
+    } catch (err) {
+      report(err);
+      api<Session>("GET", `/sessions/${id}`).then(setSession, () => {});
+    } finally {
+      setRestarting(false);
+    }
+  }, [id, busy, report, stopRunning]);
+
   const runRef = useRef(run);
   runRef.current = run;
   useEffect(() => {
@@ -138,13 +178,14 @@ export function Console({ id, report }: { id: string; report: Report }) {
 
   return html`<section class="console">
     <h2>Session <code>${short(id)}</code> ${session && html`<span class=${`status ${session.status}`}>${session.status}</span>`}
+      ${session?.status === "ready" && html`<button class="restart" data-testid="restart" disabled=${restarting} onClick=${() => void restart()} title="Fresh global scope; startup files run again">${restarting ? "Restarting…" : "Restart"}</button>`}
       <span class="tabs"><button class=${tab === "console" ? "on" : ""} onClick=${() => setTab("console")}>Console</button><button class=${tab === "executions" ? "on" : ""} onClick=${() => setTab("executions")} id="executions-tab">Executions</button></span>
     </h2>
     ${session?.last_error && html`<div class="error">last error: ${session.last_error}</div>`}
     <div hidden=${tab !== "console"}>
       <div class="output" ref=${log} data-testid="log">
         ${entries.map(
-          (e) => html`<div class="entry" data-testid="entry">
+          (e) => e.note ? html`<div class="line system note" data-testid="note"><span class="tag">system</span>${e.note}</div>` : html`<div class="entry" data-testid="entry">
             <div class="line input"><span class="prompt">›</span><pre>${e.input}</pre></div>
             ${e.events.map((ev) => html`<${EventLine} e=${ev} />`)}
             <${Outcome} entry=${e} />
@@ -152,7 +193,9 @@ export function Console({ id, report }: { id: string; report: Report }) {
         )}
       </div>
       <div class="repl" ref=${inputHost}></div>
-      <div class="muted hint">${busy ? "running…" : "Enter runs · Shift+Enter new line · ↑/↓ history"}</div>
+      <div class="muted hint">${busy
+        ? html`running… <button class="stop" data-testid="stop" onClick=${() => void stopRunning()}>Stop</button>`
+        : "Enter runs · Shift+Enter new line · ↑/↓ history"}</div>
     </div>
     ${tab === "executions" && html`<${Executions} sessionId=${id} report=${report} />`}
   </section>`;

@@ -86,6 +86,8 @@ export function TemplateDetail({ id, report }: { id: string; report: Report }) {
     }
   };
   const field = (form: HTMLFormElement, name: string) => (form.elements.namedItem(name) as HTMLInputElement).value;
+  // The dropdown offers only the modules not added yet (adding one twice is a 409).
+  const addable = MODULES.filter((m) => !modules.some((added) => added.name === m));
   if (!template) return html`<p class="muted">Loading…</p>`;
   return html`<div>
     <h2>${template.name} <small class="muted">${template.engine} · ${short(template.id)}</small></h2>
@@ -126,10 +128,12 @@ export function TemplateDetail({ id, report }: { id: string; report: Report }) {
     </form>
     <h3>Modules</h3>
     <p>${modules.map((m) => html`<span class="chip">${m.name} <button class="link danger" onClick=${act(() => api("DELETE", `${path}/modules/${encodeURIComponent(m.name)}`))} aria-label=${`remove module ${m.name}`}>×</button></span>`)}</p>
-    <form class="row" onSubmit=${(e: Event) => act(() => api("POST", `${path}/modules`, { name: field(e.target as HTMLFormElement, "name") }))(e)}>
-      <select name="name" aria-label="module">${MODULES.map((m) => html`<option>${m}</option>`)}</select>
+    ${addable.length === 0
+      ? html`<p class="muted" data-testid="modules-all-added">Every module of the catalog is added.</p>`
+      : html`<form class="row" onSubmit=${(e: Event) => act(() => api("POST", `${path}/modules`, { name: field(e.target as HTMLFormElement, "name") }))(e)}>
+      <select name="name" aria-label="module" key=${addable.join(",")}>${addable.map((m) => html`<option>${m}</option>`)}</select>
       <button>Add module</button>
-    </form>
+    </form>`}
     <h3>Libraries</h3>
     <p>${libraries.map((l) => html`<span class="chip">${l.name} <button class="link danger" onClick=${act(() => api("DELETE", `${path}/libraries/${encodeURIComponent(l.name)}`))} aria-label=${`remove library ${l.name}`}>×</button></span>`)}</p>
     <form class="row" novalidate onSubmit=${(e: Event) => act(() => api("POST", `${path}/libraries`, { name: field(e.target as HTMLFormElement, "name") }))(e)}>

@@ -1,0 +1,111 @@
+/**
+ * The JWT bearer grant (RFC 7523 §2.1): a client presents a JWT from an issuer the configuration
+ * trusts (IDP_JWT_BEARER_ISSUERS, --jwt-bearer-issuers) and gets an access token for the
+ * assertion's subject. Each trusted issuer names its keys (`jwks` inline, or `jwks_uri` on
+ * loopback), the audiences its assertions may carry (default: this provider's issuer and token
+ * endpoint) and which claim names the subject (default `sub`).
+ */
+import type { JWTPayload } from "jose";
+import * as v from "valibot";
+import { CLIENT_ASYMMETRIC_ALGS } from "./algorithms.ts";
+import { ForeignJwtError, isLoopbackUrl, isUsableJti, MAX_JTI_LENGTH, verifyForeignJwt } from "./client-keys.ts";
+import type { JwkSet } from "./clients.ts";
+import { OAuthError, TrustedIssuersError } from "./errors.ts";
+import type { Provider } from "./provider.ts";
+import { loadJose } from "#lib/oauth";
+
+export const JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/** How far ahead an assertion's `exp` may be (RFC 7523 §3: the server may bound it). */
+export const MAX_GRANT_ASSERTION_LIFETIME_S = 3600;
+
+export interface TrustedIssuer {
+  issuer: string;
+  jwks?: JwkSet;
+  jwks_uri?: string;
+  /** `aud` values accepted (any one); default the provider's issuer and token endpoint. */
+  audiences?: string[];
+  /** The claim whose value becomes the access token's subject; default `sub`. */
+  subject_claim?: string;
+}
+
+const TrustedIssuerSchema = v.pipe(
+  v.strictObject({
+    issuer: v.pipe(v.string(), v.nonEmpty("issuer must not be empty")),
+    jwks: v.optional(v.object({ keys: v.array(v.looseObject({ kty: v.string() })) })),
+    jwks_uri: v.optional(v.pipe(v.string(), v.check(isLoopbackUrl, "jwks_uri must be a loopback http(s) URL"))),
+    audiences: v.optional(v.array(v.pipe(v.string(), v.nonEmpty()))),
+    subject_claim: v.optional(v.pipe(v.string(), v.nonEmpty())),
+  }),
+  v.check((i) => (i.jwks === undefined) !== (i.jwks_uri === undefined), "give exactly one of jwks and jwks_uri"),
+);
+
+/** Validates the trusted issuers list (a list, or `{issuers: [...]}`). */
+export function parseTrustedIssuers(value: unknown): TrustedIssuer[] {
+  const list = value !== null && typeof value === "object" && !Array.isArray(value) && "issuers" in value ? (value as { issuers: unknown }).issuers : value;
+  const result = v.safeParse(v.array(TrustedIssuerSchema), list);
+  if (!result.success) {
+    const issue = result.issues[0];
+    const path = v.getDotPath(issue);
+    throw new TrustedIssuersError(`${path ? `${path}: ` : ""}${issue.message}`);
+  }
+  return result.output as TrustedIssuer[];
+}
+
+const invalidGrant = (description: string) => new OAuthError("invalid_grant", description);
+
+/**
+ * The subject of a valid assertion, or `invalid_grant`: not a JWT, an issuer not trusted, a bad
+ * signature, a wrong audience, no or a passed `exp` (or one too far ahead), `nbf` ahead, or a
+ * `jti` seen before (single use across instances, through the replay cache).
+ */
+const EXPLICIT_OTHER_TYPES = new Set(["at+jwt", "logout+jwt", "secevent+jwt", "oauth-authz-req+jwt", "token-introspection+jwt"]);
+
+export async function verifyGrantAssertion(p: Provider, assertion: string, defaultAudiences: string[]): Promise<{ subject: string; claims: JWTPayload }> {
+  const { decodeJwt, decodeProtectedHeader } = await loadJose();
+  let iss: unknown;
+  let typ: unknown;
+  try {
+    iss = decodeJwt(assertion).iss;
+    typ = decodeProtectedHeader(assertion).typ;
+  } catch {
+    throw invalidGrant("assertion is not a JWT");
+  }
+  // Tokens typed for another purpose (RFC 8725 §3.11) are never assertions, even from a trusted
+  // issuer: an access token or a logout token of a provider that trusts itself would otherwise
+  // become a token for any client.
+  if (typeof typ === "string" && EXPLICIT_OTHER_TYPES.has(typ.toLowerCase().replace(/^application\//, ""))) {
+    throw invalidGrant(`assertion: a JWT of typ "${typ.slice(0, 40)}" is not an authorization grant`);
+  }
+  const trusted = (p.options.jwtBearerIssuers ?? []).find((i) => i.issuer === iss);
+  if (!trusted) throw invalidGrant(`assertion issuer ${typeof iss === "string" ? `"${iss.slice(0, 200)}" ` : ""}is not trusted`);
+  const now = p.now();
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await verifyForeignJwt(assertion, trusted, {
+      algorithms: CLIENT_ASYMMETRIC_ALGS,
+      now,
+      issuer: trusted.issuer,
+      audience: trusted.audiences ?? defaultAudiences,
+      requiredClaims: ["exp"],
+    }));
+  } catch (err) {
+    if (err instanceof ForeignJwtError) throw invalidGrant(`assertion: ${err.message}`);
+    throw err;
+  }
+  if (payload.exp! * 1000 > now + MAX_GRANT_ASSERTION_LIFETIME_S * 1000) {
+    throw invalidGrant(`assertion: exp is more than ${MAX_GRANT_ASSERTION_LIFETIME_S} seconds ahead`);
+  }
+  const subject = payload[trusted.subject_claim ?? "sub"];
+  if (typeof subject !== "string" || subject === "" || subject.length > 256) {
+    throw invalidGrant(`assertion has no usable ${trusted.subject_claim ?? "sub"} claim`);
+  }
+  if (payload.jti !== undefined) {
+    if (!isUsableJti(payload.jti)) throw invalidGrant(`assertion: jti must be a string of 1 to ${MAX_JTI_LENGTH} characters`);
+    const key = `jwt_bearer:${trusted.issuer}:${payload.jti}`;
+    const expiresAt = payload.exp! * 1000;
+    // Spent for the whole provider (at its root issuer), not per issuer by path: an assertion for
+    // configured `audiences` is accepted at every issuer, and is still used once.
+    if (!(await p.root.add("replay", key, { expires_at: expiresAt }, { pruneAt: expiresAt }))) throw invalidGrant("assertion: jti was already used");
+  }
+  return { subject, claims: payload };
+}

@@ -1,0 +1,3 @@
+// expect: Property 'csrf' does not exist on type 'Ready<
+const httpmod = require("httpmod");
+httpmod.app().post("/a").public().csrf().handle(() => "x");

@@ -1,0 +1,3 @@
+// expect: Cannot find module 'httpmodd'
+const httpmod = require("httpmodd");
+httpmod.app();
