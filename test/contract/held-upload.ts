@@ -5,6 +5,7 @@
  * order that shows a host refused without waiting for (or reading) the body. Not a test file.
  */
 import { connect } from "node:net";
+import { expect } from "vitest";
 
 export interface HeldUpload {
   /** The answer's status (0: none came). */
@@ -49,4 +50,11 @@ export function heldUpload(port: number, path: string, length: number, headers: 
       socket.destroy();
     }, GIVE_UP_MS).unref();
   });
+}
+
+/** The host answered `status` while the client still held its body open. */
+export function expectRefusedWhileHeld(held: HeldUpload, status: number): void {
+  expect(held.status, held.received.slice(0, 300)).toBe(status);
+  expect(held.answeredWhileHeld).toBe(true);
+  if (status === 413) expect(held.received).toMatch(/"code":"BODY_TOO_LARGE"/);
 }

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StartedIdp, startIdp } from "../../apps/idp/testing.ts";
 import { currentRuntime, type RunningService, startService } from "../runtimes/service.ts";
 import { AUDIENCE, CLIENTS, clientToken } from "./routes-helpers.ts";
-import { heldUpload } from "./held-upload.ts";
+import { expectRefusedWhileHeld, heldUpload } from "./held-upload.ts";
 
 const runtime = currentRuntime();
 const dir = mkdtempSync(join(tmpdir(), "routes-rate-"));
@@ -111,11 +111,10 @@ describe("rate limits", () => {
     ]);
   });
 
-  it("answers a refusal before the body while the client still holds a declared 10 GB body open", async () => {
+  // Not on workerd, for the reason routes-held-body.test.ts gives (the wrangler dev proxy).
+  it.skipIf(currentRuntime() === "workerd")("answers a refusal before the body while the client still holds a declared 10 GB body open", async () => {
     // /before-auth is spent for this address (the test above): the 429 comes without the body.
-    const held = await heldUpload(host.port, "/before-auth", 10 * 1024 ** 3);
-    expect(held.status).toBe(429);
-    expect(held.answeredWhileHeld).toBe(true);
+    expectRefusedWhileHeld(await heldUpload(host.port, "/before-auth", 10 * 1024 ** 3), 429);
   });
 
   it("counts actor and token limits after authentication, by the actor and by the token", async () => {
