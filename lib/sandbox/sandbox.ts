@@ -76,7 +76,7 @@ export class Sandbox implements HostCallSite {
       const loader: SourceLoader = (this.loader = new SourceLoader(ctx, () => helpers.loader(), registry, strict, () => this.driver.run));
       const hostCalls = (this.hostCalls = new HostCalls(ctx, marshal));
       const { budget } = this;
-      const timers = (this.timers = new SandboxTimers(ctx, options.clock ?? (() => performance.now()), limits.maxTimers));
+      const timers = (this.timers = new SandboxTimers(ctx, clock, limits.maxTimers));
       const outcomes = new Outcomes({ rt, budget, marshal, hostCalls, memoryLimit, current: () => this.driver.run });
       this.driver = new RunDriver({
         ctx,

@@ -47,7 +47,8 @@ export interface Issuance extends AuthContext {
 
 export const scopeList = (scope: string) => scope.split(" ").filter((s) => s !== "");
 /** RFC 6749 §3.3 scope-token: printable ASCII but space, `"` and `\` (so no tab hides `openid` inside one token). */
-export const isScopeToken = (token: string) => /^[\x21\x23-\x5B\x5D-\x7E]+$/.test(token);
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+export const isScopeToken = (token: string) => SCOPE_TOKEN.test(token);
 export const hasScope = (scope: string, name: string) => scopeList(scope).includes(name);
 
 async function atHash(accessToken: string): Promise<string> {

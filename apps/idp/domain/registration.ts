@@ -9,6 +9,7 @@
  * token, introspection, revocation, PAR and logout exactly as a configured client does.
  */
 import * as v from "valibot";
+import { isScopeToken } from "./issue.ts";
 import { sha256Base64url } from "#lib/oauth";
 import { type Client, type ClientConfig, clientFromConfig, ClientJwtMetadataSchema, TOKEN_AUTH_METHODS, type TokenAuthMethod } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
@@ -24,7 +25,6 @@ export type RegistrationPolicy = (typeof REGISTRATION_POLICIES)[number];
 const SECRET_METHODS: readonly TokenAuthMethod[] = ["client_secret_basic", "client_secret_post", "client_secret_jwt"];
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 /** Schemes that are never a redirect target, native app or not. */
 const FORBIDDEN_SCHEMES = new Set(["javascript:", "data:", "file:", "vbscript:", "blob:", "about:"]);
 
@@ -180,7 +180,7 @@ export function validateRegistration(body: unknown, ctx: RegistrationContext): R
   if (method === "private_key_jwt" && !m.jwks && !m.jwks_uri) throw metadataError("private_key_jwt needs jwks or jwks_uri");
   if (method === "none" && grants.includes("client_credentials")) throw metadataError("client_credentials needs a client that authenticates (not none)");
 
-  if (m.scope !== undefined && !m.scope.split(" ").every((s) => SCOPE_TOKEN.test(s))) throw metadataError("scope: expected space-separated scope tokens");
+  if (m.scope !== undefined && !m.scope.split(" ").every(isScopeToken)) throw metadataError("scope: expected space-separated scope tokens");
   return m;
 }
 

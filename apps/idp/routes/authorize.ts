@@ -23,7 +23,7 @@ import {
 import { allowsGrant, type Client, isAbsoluteUrl, redirectUriAllowed } from "../domain/clients.ts";
 import { unknownClientMessage, unregisteredRedirectMessage } from "../domain/client-messages.ts";
 import { AuthorizeRedirectError, type AuthorizeRedirectErrorCode, PageError } from "../domain/errors.ts";
-import { scopeList } from "../domain/issue.ts";
+import { isScopeToken, scopeList } from "../domain/issue.ts";
 import { isPkceMethod, isWellFormedPkceValue, type PkceMethod } from "../domain/pkce.ts";
 import type { Provider } from "../domain/provider.ts";
 import { constantTimeEqual } from "../domain/random.ts";
@@ -99,8 +99,6 @@ export async function validateClient(p: Provider, params: Params, requestUrl?: s
   return { client, redirect_uri: redirectUri };
 }
 
-const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
-
 export function validateRest(params: Params, base: { client: Client; redirect_uri: string }): AuthorizeRequest {
   const v = params.values;
   const fail = (error: AuthorizeRedirectErrorCode, description: string) => new AuthorizeRedirectError(error, description);
@@ -113,7 +111,7 @@ export function validateRest(params: Params, base: { client: Client; redirect_ur
   if (!allowsGrant(base.client, "authorization_code")) throw fail("unauthorized_client", "the client may not use the authorization code grant");
   const scope = v.get("scope") ?? "";
   const scopes = scopeList(scope);
-  if (!scopes.every((s) => SCOPE_TOKEN.test(s))) throw fail("invalid_scope", "scope is malformed");
+  if (!scopes.every(isScopeToken)) throw fail("invalid_scope", "scope is malformed");
   if (!scopes.includes("openid")) throw fail("invalid_scope", "scope must include openid");
   const allowed = base.client.allowed_scopes;
   if (allowed && !scopes.every((s) => allowed.has(s))) throw fail("invalid_scope", "scope not allowed for this client");
