@@ -1,7 +1,8 @@
 /** The app over a shared store whose database is down: liveness still answers, the rest fails closed. */
 import { describe, expect, it } from "vitest";
 import { createLogger } from "#lib/log";
-import { createApp } from "./app.ts";
+import { createApp, createIdp } from "./app.ts";
+import { MemoryStateStore } from "./state/memory.ts";
 import type { IdpStateStore } from "./state/store.ts";
 
 const down = () => Promise.reject(new Error("database unreachable"));
@@ -30,6 +31,37 @@ describe("a shared state store that is unreachable", () => {
     const token = await app.request("http://idp.test/userinfo", { headers: { authorization: "Bearer x" } });
     expect(token.status).toBe(500);
     expect(await token.json()).toEqual({ error: "server_error", error_description: "internal error" });
+  });
+});
+
+describe("two instances on a shared store, each reading the settings once per turn of the event loop", () => {
+  it("the requests of one turn share one read; a change at the other instance is seen by the next request", async () => {
+    // One memory store standing in for a database: shared, and counting the reads of the settings.
+    const store = new MemoryStateStore();
+    let settingsReads = 0;
+    const entries: IdpStateStore["entries"] = (kind) => ((settingsReads += kind === "setting" ? 1 : 0), store.entries(kind));
+    const shared = new Proxy(store, {
+      get: (target, name) => {
+        if (name === "shared") return true;
+        if (name === "entries") return entries;
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as IdpStateStore;
+    const logger = createLogger({ level: "silent" });
+    const afterThisTurn = (run: () => void) => void setImmediate(run);
+    const a = await createIdp({ issuer: "http://idp.test", state: shared, logger, afterThisTurn });
+    const b = await createIdp({ issuer: "http://idp.test", state: shared, logger, afterThisTurn });
+    const jwksAtB = () => b.app.request("http://idp.test/jwks");
+
+    settingsReads = 0;
+    const answers = await Promise.all(Array.from({ length: 5 }, jwksAtB));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(settingsReads).toBe(1);
+
+    await a.provider.setJwksMode("500");
+    expect((await jwksAtB()).status).toBe(500);
+    expect(settingsReads).toBe(2);
   });
 });
 

@@ -11,9 +11,10 @@
 import { type Context, type ExecutionContext, Hono } from "hono";
 import { apiNotFound, BodyLimitError, withRequestId } from "#lib/http";
 import { createLogger, errorFields, type Logger } from "#lib/log";
+import { notifyExpiredSessions } from "./domain/backchannel.ts";
 import type { ClientConfig } from "./domain/clients.ts";
 import { OAuthError, PageError } from "./domain/errors.ts";
-import type { TrustedIssuer } from "./domain/jwt-bearer.ts";
+import type { TrustedIssuer } from "./domain/trusted-issuers.ts";
 import { type AccessTokenFormat, PATH_ISSUER_NAME, Provider } from "./domain/provider.ts";
 import type { RandomBytes } from "./domain/random.ts";
 import type { RegistrationPolicy } from "./domain/registration.ts";
@@ -102,6 +103,8 @@ export interface IdpAppOptions {
   requirePushedAuthorizationRequests?: boolean;
   /** Redirect URIs or patterns of a preview deployment, added to the configured client's (env IDP_PREVIEW_REDIRECT_URIS). */
   previewRedirectUris?: string[];
+  /** Node and Deno: `setImmediate`, so the requests of one turn share one read of a shared store's settings (ProviderOptions). */
+  afterThisTurn?: (run: () => void) => void;
 }
 
 const SLOW_MS = 10_000;
@@ -153,7 +156,7 @@ function routes(p: Provider, options: { debug?: boolean } = {}): Hono {
 }
 
 export function createProvider(options: IdpAppOptions): Provider {
-  return new Provider({
+  const provider = new Provider({
     issuer: options.issuer,
     clientId: options.clientId,
     clientSecret: options.clientSecret,
@@ -180,10 +183,14 @@ export function createProvider(options: IdpAppOptions): Provider {
     registrationToken: options.registrationToken,
     requirePushedAuthorizationRequests: options.requirePushedAuthorizationRequests,
     previewRedirectUris: options.previewRedirectUris,
+    afterThisTurn: options.afterThisTurn,
     requestLog: new RequestLog(),
     claimMappings: parseClaimMappings(options.claimMappings),
     logger: options.logger ?? createLogger({ fields: { service: "idp" } }),
   });
+  // Sessions that expired by the provider clock end for their clients at the amortised pruning.
+  provider.beforePruning(notifyExpiredSessions);
+  return provider;
 }
 
 /** The endpoints a browser navigates to or posts a form at: their errors are pages. */

@@ -13,7 +13,7 @@ import { parseCommandLine, type ParsedArgs } from "#lib/config/flags";
 import { configSourcesLine, listenFailure, printBanner, serviceLogger } from "#lib/cli-output";
 import { describeAllowlist, hostAllowlist, listensBeyondLoopback, listenUrl, withAllowedHosts } from "#lib/http";
 import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
-import { openSqlStore } from "#lib/db/open";
+import { afterThisTurn, openSqlStore } from "#lib/db/open";
 import { createApp, type IdpStateStore } from "./app.ts";
 import { type ConfigIo, fieldHelp, IDP_FLAGS, idpAppOptions, loadIdpConfig, type OidcConfig, oidcSection } from "./config.ts";
 import { generateSigningKey, KIDS } from "./domain/keys.ts";
@@ -137,6 +137,7 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
   requireDebugTokenBeyondLoopback(config, options.debugToken);
   const state = await openState(runtime, config);
   if (state) options.state = state;
+  options.afterThisTurn = afterThisTurn;
   // Printed once the issuer is final (with port 0, after listening).
   const showFields = args.flags.get("print-parsed-fields")?.at(-1) === "true";
   const printFields = () => {

@@ -30,7 +30,7 @@ import { parseListenAddress } from "#lib/runtime";
 import type { IdpAppOptions } from "./app.ts";
 import { CORS_ORIGIN_HINT, parseCorsOrigin } from "./domain/cors.ts";
 import { parseClaimMappings } from "./domain/claim-mappings.ts";
-import { parseTrustedIssuers, type TrustedIssuer } from "./domain/jwt-bearer.ts";
+import { parseTrustedIssuers, type TrustedIssuer } from "./domain/trusted-issuers.ts";
 import { importSigningKey, type Kid, parseConfiguredKeys } from "./domain/keys.ts";
 import type { AccessTokenFormat } from "./domain/provider.ts";
 import { parseSeededUsers } from "./domain/users.ts";

@@ -12,7 +12,7 @@ import { parseClientConfigs } from "./domain/clients.ts";
 import { CORS_ORIGIN_HINT, parseCorsOrigin } from "./domain/cors.ts";
 import { ClaimMappingsError, parseClaimMappings } from "./domain/claim-mappings.ts";
 import { ClientConfigError, TrustedIssuersError } from "./domain/errors.ts";
-import { parseTrustedIssuers } from "./domain/jwt-bearer.ts";
+import { parseTrustedIssuers } from "./domain/trusted-issuers.ts";
 import { isRedirectPattern, parseRedirectPattern } from "./domain/redirect-patterns.ts";
 import { REGISTRATION_POLICIES, type RegistrationPolicy } from "./domain/registration.ts";
 

@@ -1,115 +1,18 @@
 /**
- * The route host command line's settings: the `routes:` section (flags, environment, config
- * files), the usage text, what an entry file supplies, and reading them (with the policy file and
- * the assets directories). A bad setting is one line on stderr and exit code 2 (`fail`).
+ * The route host command line's settings: the usage text, what an entry file supplies, and reading
+ * the `routes:` section (config.ts) through every layer (flags, environment, config files,
+ * profiles), with the policy file and the assets directories. A bad setting is one line on stderr
+ * and exit code 2 (`fail`).
  */
-import { booleanField, ConfigError, defineSection, envName, fieldNames, flagName, listenAddressCheck, loadSection, stringField } from "#lib/config";
+import { ConfigError, envName, fieldNames, flagName, loadSection } from "#lib/config";
 import type { FlagSpecs, ParsedArgs } from "#lib/config/flags";
 import type { FileTree } from "#lib/files";
-import { hostAllowlist, parseAllowedHosts, parseTrustedProxy } from "#lib/http";
 import { type HostRuntime, parseListenAddress } from "#lib/runtime";
-import * as v from "valibot";
 import type { SessionsHost } from "../sessions/embed.ts";
 import { type Policy, PolicyError, readPolicy } from "./auth/policy.ts";
-import { DEFAULT_SIGN_IN_RATE_LIMIT, issuerFor, parseSignInRateLimit } from "./auth/security.ts";
+import { issuerFor } from "./auth/security.ts";
 import type { SpawnScriptThread } from "./script/runtime.ts";
-import type { ScriptLimits } from "./script/script-sandbox.ts";
-
-const wholeNumber = (min: number, max: number) =>
-  v.pipe(
-    v.string(),
-    v.check((s: string) => /^\d+$/.test(s) && Number(s) >= min && Number(s) <= max, `expected a whole number from ${min} to ${max}`),
-  );
-
-const validSetting = (parse: () => unknown) => {
-  try {
-    parse();
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-export const routesSection = defineSection({
-  key: "routes",
-  envPrefix: "ROUTES_",
-  fields: {
-    script: stringField({ default: "", description: "The route script (JavaScript); files beside it may be required" }),
-    addr: stringField({
-      default: "127.0.0.1:8080",
-      description: "Listen address HOST:PORT",
-      check: listenAddressCheck,
-    }),
-    dev: booleanField({ default: false, description: "Development mode: reload the script when it changes, error messages in 500s, a dev page at /_routes" }),
-    threads: stringField({
-      default: "2",
-      description: "Sandbox threads running handlers (0: on the serving thread, for debugging)",
-      check: wholeNumber(0, 64),
-    }),
-    issuer: stringField({
-      default: "http://127.0.0.1:5556",
-      description:
-        "OIDC issuer whose access tokens authenticate requests and where browsers sign in; a path (/idp) is this host's own origin plus that path, for an identity provider the script mounts there (empty: no authenticator)",
-    }),
-    audience: stringField({ default: "", description: "Accepted aud of access tokens, comma-separated (empty: the sign-in client id; *: any)" }),
-    "client-id": stringField({
-      default: "public-spa",
-      description: "Client id for browser sign-in at the issuer (/auth/login; redirect URI <origin>/auth/callback)",
-    }),
-    "client-secret": stringField({ default: "", secret: true, description: "Its secret, for a confidential client" }),
-    "policy-file": stringField({
-      default: "",
-      description:
-        "Policy (YAML or JSON) mapping roles to actions; ROUTES_POLICY gives one inline (neither: actions granted by the token's scope, roles, groups or permissions)",
-    }),
-    "introspection-client-id": stringField({
-      default: "",
-      description: "Client id for introspecting opaque tokens at the issuer (empty: opaque tokens refused)",
-    }),
-    "introspection-client-secret": stringField({ default: "", secret: true, description: "Its secret" }),
-    assets: stringField({
-      default: "",
-      description:
-        "Read-only directories a script serves with app.staticFromAssetsModule(prefix, require(NAME), root): DIR (module assets) or NAME=DIR, comma-separated; bundled into the Worker by `bundle`",
-    }),
-    "static-root": stringField({ default: "", description: "Directory app.static paths are relative to (default: the script's directory)" }),
-    "session-secret": stringField({ default: "", secret: true, description: "Key signing the host session cookie (default: random at each start)" }),
-    db: stringField({
-      default: "",
-      description:
-        "SQL store for resources and audit events: file:PATH, :memory:, or a libSQL server (ROUTES_DB_AUTH_TOKEN); empty or none: no store (routes with resources answer 500)",
-    }),
-    audit: stringField({
-      default: "auto",
-      description: "Where audit events go: db, log (one line each), off; auto: db with --db, else log",
-      check: v.picklist(["auto", "db", "log", "off"], 'expected "auto", "db", "log" or "off"'),
-    }),
-    "cpu-ms": stringField({ default: "5000", description: "CPU time of one handler call, ms", check: wholeNumber(1, 600_000) }),
-    "wall-ms": stringField({ default: "30000", description: "Wall time of one handler call, ms", check: wholeNumber(1, 600_000) }),
-    "mem-mb": stringField({ default: "64", description: "QuickJS heap of one sandbox, MiB", check: wholeNumber(1, 2048) }),
-    "allowed-hosts": stringField({
-      default: "",
-      description:
-        "Host names answered beyond loopback, localhost, the listen address and the issuer's host, comma-separated (.domain: its subdomains; *: any): any other Host gets 421 (DNS rebinding)",
-      check: v.pipe(
-        v.string(),
-        v.check((value: string) => validSetting(() => hostAllowlist({ hosts: parseAllowedHosts(value) })), "expected host names, .domain or *"),
-      ),
-    }),
-    "trusted-proxy": stringField({
-      default: "none",
-      description:
-        "Whose word counts for the client's address and https: none (the socket's peer), cloudflare (CF-Connecting-IP), or the proxies' IP addresses (X-Forwarded-For, X-Forwarded-Proto)",
-      check: v.pipe(v.string(), v.check((value: string) => validSetting(() => parseTrustedProxy(value)), "expected none, cloudflare or IP addresses")),
-    }),
-    "sign-in-rate-limit": stringField({
-      default: DEFAULT_SIGN_IN_RATE_LIMIT,
-      description:
-        "Requests to the sign-in routes (/auth/*) one client address may make: LIMIT/SECONDS, one counter for all of them (past it: 429); off: no limit",
-      check: v.pipe(v.string(), v.check((value: string) => validSetting(() => parseSignInRateLimit(value)), "expected LIMIT/SECONDS (such as 60/60) or off")),
-    }),
-  },
-});
+import { routesSection, scriptLimits } from "./config.ts";
 
 export const COMMANDS = ["serve", "routes", "openapi", "types", "bundle", "audit", "resource"] as const;
 
@@ -188,7 +91,7 @@ export async function loadConfig(runtime: HostRuntime, args: ParsedArgs, needsSc
   const values = loaded.values;
   if (values.script === "" && needsScript) throw new ConfigError("CONFIG_MISSING_VALUE", "--script FILE is needed (or ROUTES_SCRIPT)", "default", "script");
   const scriptPath = runtime.resolvePath(runtime.cwd(), values.script);
-  const limits: ScriptLimits = { cpuMs: Number(values["cpu-ms"]), wallMs: Number(values["wall-ms"]), memMb: Number(values["mem-mb"]) };
+  const limits = scriptLimits(values);
   // The issuer as a URL (a path names a provider this host mounts); no database for "" or "none".
   const issuer = issuerUrl(values.issuer, values.addr);
   const db = values.db === "none" ? "" : values.db;

@@ -35,6 +35,11 @@ describe("routes routes", () => {
   it("exits 2 with one line for a missing script, a bad flag, or a script that does not load", async () => {
     expect(await routesCli("routes")).toMatchObject({ code: 2, stderr: "routes: --script FILE is needed (or ROUTES_SCRIPT)\n" });
     expect(await routesCli("serve", "--script", "x.js", "--threads", "many")).toMatchObject({ code: 2, stderr: expect.stringContaining("threads") });
+    // Limits are range-checked, as the Worker checks its vars (config.test.ts).
+    expect(await routesCli("serve", "--script", "x.js", "--mem-mb", "4096")).toMatchObject({
+      code: 2,
+      stderr: "routes: mem-mb from flag:--mem-mb: expected a whole number from 1 to 2048\n",
+    });
     const policy = await routesCli("routes", "--script", "test/contract/fixtures/routes/app.js", "--policy-file", "apps/routes/auth/testdata/bad-policy.yaml");
     expect(policy).toMatchObject({
       code: 2,

@@ -15,17 +15,7 @@
  */
 import { ConfigError } from "#lib/config";
 import { lastFlag, parseCommandLine, type ParsedArgs } from "#lib/config/flags";
-import {
-  describeAllowlist,
-  envelopeMisdirected,
-  hostAllowlist,
-  listenUrl,
-  parseAllowedHosts,
-  parseTrustedProxy,
-  throughProxy,
-  withAllowedHosts,
-  withRequestId,
-} from "#lib/http";
+import { describeAllowlist, envelopeMisdirected, hostAllowlist, listenUrl, parseAllowedHosts, throughProxy, withAllowedHosts, withRequestId } from "#lib/http";
 import { alignColumns, configSourcesLine, listenFailure, printBanner, serviceCommand, serviceLogger } from "#lib/cli-output";
 import type { Logger } from "#lib/log";
 import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
@@ -33,8 +23,8 @@ import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv
 import { idpMountable, loopbackCallersOnly } from "./core/mountables.ts";
 import { type EmbeddedSessions, embeddedSessionService } from "../sessions/embed.ts";
 import { type Policy, readPolicy } from "./auth/policy.ts";
-import { type AuditSetting, buildRouteHost } from "./build.ts";
-import { parseSignInRateLimit } from "./auth/security.ts";
+import { buildRouteHost } from "./build.ts";
+import { auditSetting, securitySettings, trustedProxy } from "./config.ts";
 import { DEV_PAGE_PATH, devPage } from "./core/dev-page.ts";
 import { planOpenApi } from "./core/openapi.ts";
 import { httpmodDeclarations } from "./script/httpmod-types.ts";
@@ -49,7 +39,8 @@ import type { ScriptBundle } from "./script/script-sandbox.ts";
 import { COMMANDS, type Config, fail, FLAGS, loadConfig, ownOrigin, readPolicyFile, type RoutesPlatform, USAGE } from "./cli-config.ts";
 import { storeCommand } from "./cli-store.ts";
 
-export { issuerUrl, type RoutesPlatform, routesSection, USAGE } from "./cli-config.ts";
+export { issuerUrl, type RoutesPlatform, USAGE } from "./cli-config.ts";
+export { routesSection } from "./config.ts";
 export { formatAuditTable, sinceTime } from "./cli-store.ts";
 
 /** The host this command line serves, from its settings (the one builder: build.ts). */
@@ -76,19 +67,8 @@ function buildHost(
     files: { tree: platform.files, root: config.staticRoot },
     assets: Object.fromEntries(Object.entries(config.assets).map(([name, root]) => [name, { tree: platform.files, root }])),
     store,
-    audit: values.audit as AuditSetting,
-    security: {
-      issuer: config.issuer,
-      audience: values.audience,
-      introspection: values["introspection-client-id"]
-        ? { clientId: values["introspection-client-id"], clientSecret: values["introspection-client-secret"] }
-        : undefined,
-      clientId: values["client-id"],
-      clientSecret: values["client-secret"],
-      sessionSecret: values["session-secret"],
-      policy,
-      signInRateLimit: parseSignInRateLimit(values["sign-in-rate-limit"]),
-    },
+    audit: auditSetting(values),
+    security: securitySettings(values, config.issuer, policy),
     mountables: {
       idp: idpMountable({ logger: logger.child({ service: "idp" }), env: idpEnv }),
       sessions: sessionsMount && loopbackCallersOnly(sessionsMount.handler),
@@ -208,7 +188,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
   // Only the names this host is known by reach it (DNS rebinding), mounted services included.
   const address = parseListenAddress(config.values.addr);
   const hosts = hostAllowlist({ urls: [listenUrl(address), config.issuer], hosts: parseAllowedHosts(config.values["allowed-hosts"]) });
-  const proxy = parseTrustedProxy(config.values["trusted-proxy"]);
+  const proxy = trustedProxy(config, "none");
   // The Host check first: a name it refuses may not even make a URL (invalid punycode), and the
   // access line reads the request's URL.
   const app = withAllowedHosts(

@@ -16,16 +16,16 @@
  *   service in this Worker's own SessionsObject and SessionRuntimeObject, its web UI from the
  *   static assets bound as SESSIONS_UI.
  *
- * Vars (wrangler.toml or --var): ROUTES_ISSUER (a path such as /idp: this Worker's origin plus
- * it), ROUTES_AUDIENCE, ROUTES_POLICY (inline YAML or JSON; overrides the bundled policy),
- * ROUTES_CLIENT_ID, ROUTES_CLIENT_SECRET, ROUTES_INTROSPECTION_CLIENT_ID,
- * ROUTES_INTROSPECTION_CLIENT_SECRET, ROUTES_SESSION_SECRET (set it: otherwise each isolate signs
- * with its own random key), ROUTES_DEV, ROUTES_AUDIT (db | log | off; default db), ROUTES_DB (a
- * libsql:// URL, or none for no store) and ROUTES_DB_AUTH_TOKEN, ROUTES_CPU_MS, ROUTES_WALL_MS, ROUTES_MEM_MB, ROUTES_ALLOWED_HOSTS (names
- * answered beyond loopback and localhost: a deployment lists its hostname), ROUTES_TRUSTED_PROXY
- * (default cloudflare), ROUTES_SIGN_IN_RATE_LIMIT (LIMIT/SECONDS for the /auth routes per client
- * address, default 60/60; off), LOG_LEVEL; the IDP_* and
- * SESSIONS_* vars of the two services for the ones in this Worker.
+ * Vars (wrangler.toml or --var): the `ROUTES_*` settings of the `routes:` section, decoded by
+ * config.ts as the command line decodes its environment, with the same defaults (a bad one is a
+ * 500 naming it, at every request until it is fixed); those about the script, threads and the
+ * listen address are the build step's or the command line's. Here ROUTES_ISSUER may be a path
+ * such as /idp (this Worker's origin plus it); ROUTES_SESSION_SECRET should be set (otherwise each
+ * isolate signs with its own random key); ROUTES_DB unset is the RoutesStoreObject, a libsql://
+ * URL a server (ROUTES_DB_AUTH_TOKEN), none no store; ROUTES_TRUSTED_PROXY unset is cloudflare;
+ * ROUTES_ALLOWED_HOSTS lists a deployment's hostname. Also ROUTES_POLICY (inline YAML or JSON;
+ * overrides the bundled policy), LOG_LEVEL, ACCESS_LOG; the IDP_* and SESSIONS_* vars of the two
+ * services for the ones in this Worker.
  */
 /// <reference path="../../lib/adapters/wasm.d.ts" />
 /// <reference path="./worker-bundle.d.ts" />
@@ -45,35 +45,35 @@ import {
   hostAllowlist,
   misdirectedAnswer,
   parseAllowedHosts,
-  parseTrustedProxy,
   releaseUnreadBody,
   unframeable,
   withRequestId,
 } from "#lib/http";
 import { createLogger, type LogLevel } from "#lib/log";
+import type { ServeEnv } from "#lib/runtime";
 import { loadQuickJS } from "#lib/sandbox";
 import { idpObjectFetch } from "../idp/worker.ts";
 import { sessionsObjectFetch } from "../sessions/worker.ts";
 import { devPage } from "./core/dev-page.ts";
 import { withoutIssuerAlias } from "./core/issuer-alias.ts";
 import { readPolicy } from "./auth/policy.ts";
-import { issuerFor, parseSignInRateLimit } from "./auth/security.ts";
+import { issuerFor } from "./auth/security.ts";
 import { buildRouteHost } from "./build.ts";
 import { prepareRoutesStore } from "./store/store.ts";
 import { type RateLimitHit, type RateLimitStore, sqlRateLimitStore } from "./store/rate-limits.ts";
 import { bundledFiles } from "./script/read-bundle.ts";
 import { inProcessScriptRuntime } from "./script/runtime.ts";
-import { DEFAULT_SCRIPT_LIMITS } from "./script/script-sandbox.ts";
+import { auditSetting, type RoutesSettings, routesSettingsFromVars, scriptLimits, securitySettings, trustedProxy } from "./config.ts";
 import { firstRequestBanner } from "#lib/worker-banner";
 
 // The other products' Durable Objects, so one `wrangler dev --env routes` serves all three.
 export { IdpObject } from "../idp/worker.ts";
 export { SessionRuntimeObject, SessionsObject } from "../sessions/worker.ts";
 
+/** The bindings and the vars read here; the `ROUTES_*` settings are config.ts's. */
 export interface RoutesWorkerEnv {
   STATIC?: R2Bucket;
   ROUTES_STORE?: DurableObjectNamespace<RoutesStoreObject>;
-  ROUTES_DB?: string;
   ROUTES_DB_AUTH_TOKEN?: string;
   IDP_SERVICE?: Fetcher;
   SESSIONS_SERVICE?: Fetcher;
@@ -86,27 +86,8 @@ export interface RoutesWorkerEnv {
   SESSIONS_AUTH_TOKEN?: string;
   /** The issuer of the provider in IDP, "{origin}/idp" in wrangler.toml. */
   IDP_ISSUER?: string;
-  ROUTES_ISSUER?: string;
-  ROUTES_AUDIENCE?: string;
-  /** Browser sign-in's client (default public-spa) and its secret. */
-  ROUTES_CLIENT_ID?: string;
-  ROUTES_CLIENT_SECRET?: string;
   /** A policy document (YAML or JSON), inline. */
   ROUTES_POLICY?: string;
-  ROUTES_INTROSPECTION_CLIENT_ID?: string;
-  ROUTES_INTROSPECTION_CLIENT_SECRET?: string;
-  ROUTES_SESSION_SECRET?: string;
-  ROUTES_DEV?: string;
-  ROUTES_AUDIT?: string;
-  ROUTES_CPU_MS?: string;
-  ROUTES_WALL_MS?: string;
-  ROUTES_MEM_MB?: string;
-  /** Host names answered beyond loopback and localhost, comma-separated (* for any). */
-  ROUTES_ALLOWED_HOSTS?: string;
-  /** Whose word counts for the client's address: cloudflare (default here), none, or proxy addresses. */
-  ROUTES_TRUSTED_PROXY?: string;
-  /** Requests to the sign-in routes one address may make: LIMIT/SECONDS (default 60/60), or off. */
-  ROUTES_SIGN_IN_RATE_LIMIT?: string;
   LOG_LEVEL?: string;
   ACCESS_LOG?: string;
   [name: string]: unknown;
@@ -153,10 +134,10 @@ function objectStore(ns: DurableObjectNamespace<RoutesStoreObject>): SqlStore {
   };
 }
 
-async function openStore(env: RoutesWorkerEnv): Promise<SqlStore | undefined> {
-  if (env.ROUTES_DB === "none") return undefined;
-  if (env.ROUTES_DB) {
-    const store = libsqlStore(createClient({ url: env.ROUTES_DB, authToken: env.ROUTES_DB_AUTH_TOKEN }));
+async function openStore(env: RoutesWorkerEnv, db: string): Promise<SqlStore | undefined> {
+  if (db === "none") return undefined;
+  if (db) {
+    const store = libsqlStore(createClient({ url: db, authToken: env.ROUTES_DB_AUTH_TOKEN }));
     await prepareRoutesStore(store);
     return store;
   }
@@ -209,47 +190,31 @@ type Served = { fetch: (request: Request) => Response | Promise<Response> };
 const STATIC_ROOT = "/site";
 let served: Promise<Served> | undefined;
 
-const number = (value: string | undefined, fallback: number) => (value && /^\d+$/.test(value) ? Number(value) : fallback);
-
-async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
+async function build(env: RoutesWorkerEnv, settings: RoutesSettings, origin: string): Promise<Served> {
+  const { values } = settings;
   const logger = createLogger({ fields: { service: "routes" }, level: (env.LOG_LEVEL as LogLevel | undefined) ?? "info" });
   const engine = await loadQuickJS({ wasmModule });
-  const issuer = issuerFor(env.ROUTES_ISSUER ?? "http://127.0.0.1:5556", origin);
-  const store = await openStore(env);
+  const store = await openStore(env, values.db);
   const files = env.STATIC ? r2FileTree(env.STATIC as unknown as R2BucketLike) : memoryFileTree(bundledFiles(bundle.files, STATIC_ROOT.slice(1)));
   // Assets modules (`bundle --assets`), each a read-only tree of its own.
   const assets = Object.fromEntries(
     Object.entries(bundle.assets ?? {}).map(([name, files]) => [name, { tree: memoryFileTree(bundledFiles(files, "assets")), root: "/assets" }]),
   );
-  const limits = {
-    cpuMs: number(env.ROUTES_CPU_MS, DEFAULT_SCRIPT_LIMITS.cpuMs),
-    wallMs: number(env.ROUTES_WALL_MS, DEFAULT_SCRIPT_LIMITS.wallMs),
-    memMb: number(env.ROUTES_MEM_MB, DEFAULT_SCRIPT_LIMITS.memMb),
-  };
-  const dev = env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1";
+  const limits = scriptLimits(values);
+  const dev = values.dev;
+  const policy = env.ROUTES_POLICY
+    ? await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY")
+    : bundle.policy
+    ? await readPolicy(bundle.policy, "the bundled policy")
+    : undefined;
   const host = await buildRouteHost({
     logger,
     dev,
     files: { tree: files, root: STATIC_ROOT },
     assets,
     store,
-    audit: env.ROUTES_AUDIT === "off" || env.ROUTES_AUDIT === "log" ? env.ROUTES_AUDIT : "db",
-    security: {
-      issuer,
-      audience: env.ROUTES_AUDIENCE,
-      introspection: env.ROUTES_INTROSPECTION_CLIENT_ID
-        ? { clientId: env.ROUTES_INTROSPECTION_CLIENT_ID, clientSecret: env.ROUTES_INTROSPECTION_CLIENT_SECRET ?? "" }
-        : undefined,
-      clientId: env.ROUTES_CLIENT_ID,
-      clientSecret: env.ROUTES_CLIENT_SECRET,
-      sessionSecret: env.ROUTES_SESSION_SECRET,
-      signInRateLimit: parseSignInRateLimit(env.ROUTES_SIGN_IN_RATE_LIMIT),
-      policy: env.ROUTES_POLICY
-        ? await readPolicy(env.ROUTES_POLICY, "ROUTES_POLICY")
-        : bundle.policy
-        ? await readPolicy(bundle.policy, "the bundled policy")
-        : undefined,
-    },
+    audit: auditSetting(values),
+    security: securitySettings(values, issuerFor(values.issuer, origin), policy),
     mountables: {
       idp: withoutIssuerAlias(
         product("idp", env.IDP_SERVICE, env.IDP ? (r, e) => idpObjectFetch(r, e as never) : undefined, env),
@@ -261,51 +226,61 @@ async function build(env: RoutesWorkerEnv, origin: string): Promise<Served> {
     // on a timer or a service holds its sandbox, and the next request must not queue behind it.
     runtime: (natives, hostCalls) => inProcessScriptRuntime(engine, { natives, hostCalls, limits }),
     // The store object's counters unless a libSQL server holds the store (build.ts counts there).
-    rateLimits: !env.ROUTES_DB && env.ROUTES_STORE ? objectRateLimits(env.ROUTES_STORE) : undefined,
+    rateLimits: !values.db && env.ROUTES_STORE ? objectRateLimits(env.ROUTES_STORE) : undefined,
   });
   await host.loadScript(bundle.script);
   // The platform sets CF-Connecting-IP and a client cannot: the default proxy is "cloudflare".
-  const proxy = parseTrustedProxy(env.ROUTES_TRUSTED_PROXY, "cloudflare");
+  const proxy = trustedProxy(settings, "cloudflare");
   // Dev mode: the plan table and the plan as OpenAPI under /_routes, as on the command line.
   const devAnswer = (request: Request) => (dev ? devPage(request, host, bundle.script.entry) : undefined);
   return withRequestId({
-    fetch: (request: Request) => devAnswer(request) ?? host.fetch(request, { clientAddress: clientView(request, undefined, proxy).address }),
+    // The request id withRequestId chose travels on in `env`: the host takes it, not another.
+    fetch: (request: Request, env?: ServeEnv) =>
+      devAnswer(request) ?? host.fetch(request, { ...env, clientAddress: clientView(request, undefined, proxy).address }),
   }, {
     accessLog: env.ACCESS_LOG === "off" ? undefined : logger,
   });
 }
 
-/** The names this Worker answers (wrangler dev passes the Host on; a deployment's own hostname
- * comes from ROUTES_ALLOWED_HOSTS, or an absolute ROUTES_ISSUER's host); built once, vars being fixed. */
-let hosts: HostAllowlist | undefined;
+/** The settings, decoded at the first request (vars being fixed), and the names this Worker answers
+ * (wrangler dev passes the Host on; a deployment's own hostname comes from ROUTES_ALLOWED_HOSTS, or
+ * an absolute ROUTES_ISSUER's host). */
+let configured: { settings: RoutesSettings; hosts: HostAllowlist } | undefined;
 
 /** Where to go, printed at the first request (the Worker learns its origin there). */
 let banner: ((request: Request) => void) | undefined;
-const bannerFor = (env: RoutesWorkerEnv) =>
+const bannerFor = (env: RoutesWorkerEnv, { values }: RoutesSettings) =>
   firstRequestBanner("route host", (origin) => {
-    const issuer = env.ROUTES_ISSUER ?? "";
+    const issuer = values.issuer;
     const own = issuer.startsWith("/");
     return [
       ["home", `${origin}/`],
       ["sign-in", issuer ? `${origin}/auth/login (at ${own ? origin + issuer : issuer})` : undefined],
       ["provider", own ? `${origin}${issuer}: this script's own; who is signed in: ${origin}${issuer}/debug/ui` : undefined],
       ["session console", env.SESSIONS_UI ? `${origin}/sessions/ (if the script mounts the session service, as the notes example does)` : undefined],
-      ["dev page", env.ROUTES_DEV === "true" || env.ROUTES_DEV === "1" ? `${origin}/_routes` : undefined],
+      ["dev page", values.dev ? `${origin}/_routes` : undefined],
     ];
   });
 
+function configure(env: RoutesWorkerEnv): { settings: RoutesSettings; hosts: HostAllowlist } {
+  const settings = routesSettingsFromVars(env);
+  const { values } = settings;
+  return { settings, hosts: hostAllowlist({ urls: [values.issuer], hosts: parseAllowedHosts(values["allowed-hosts"]) }) };
+}
+
 export default {
   async fetch(request: Request, env: RoutesWorkerEnv): Promise<Response> {
-    if (env.LOG_LEVEL !== "silent") (banner ??= bannerFor(env))(request);
     try {
-      hosts ??= hostAllowlist({ urls: [env.ROUTES_ISSUER], hosts: parseAllowedHosts(env.ROUTES_ALLOWED_HOSTS) });
+      configured ??= configure(env);
     } catch (err) {
       return Response.json(errorEnvelope("INTERNAL", `configuration error: ${(err as Error).message}`), { status: 500 });
     }
+    const { settings, hosts } = configured;
+    if (env.LOG_LEVEL !== "silent") (banner ??= bannerFor(env, settings))(request);
     // Before anything is built from the request's origin (the issuer of a mounted provider).
     const misdirected = misdirectedAnswer(hosts, request, envelopeMisdirected);
     if (misdirected) return misdirected;
-    served ??= build(env, new URL(request.url).origin);
+    served ??= build(env, settings, new URL(request.url).origin);
     let app: Served;
     try {
       app = await served;

@@ -2,14 +2,15 @@
  * The session service's command line, on any HostRuntime (Node or Deno):
  *
  *   sessions serve [--addr HOST:PORT] [--db URL] [--library-dir DIR] [--modules a,b] [--threads N]
- *                  [--worktree-roots DIR,DIR] [--auth-token TOKEN]
+ *                  [--worktree-roots DIR,DIR] [--auth-token TOKEN] [--config-file FILE] [--profile NAME]
  *
- * Each flag has an environment variable (SESSIONS_*); the flag wins. Bad configuration prints one
- * line on stderr and exits with code 2. The entry file supplies what is runtime-specific: the
- * host file system as a FileTree, and its runtime's pool of sandbox threads.
+ * Settings are the `sessions:` section (config.ts): flags > SESSIONS_* environment > config
+ * files > profile > defaults. Bad configuration prints one line on stderr and exits with code 2.
+ * The entry file supplies what is runtime-specific: the host file system as a FileTree, and its
+ * runtime's pool of sandbox threads.
  */
 import { ConfigError } from "#lib/config";
-import { lastFlag, parseCommandLine } from "#lib/config/flags";
+import { lastFlag, parseCommandLine, type ParsedArgs } from "#lib/config/flags";
 import { openSqlStore } from "#lib/db/open";
 import { refuseTooBroad, RootsError } from "#lib/files";
 import {
@@ -22,54 +23,16 @@ import {
   parseAllowedHosts,
   withAllowedHosts,
 } from "#lib/http";
-import { listenFailure, printBanner, serviceLogger } from "#lib/cli-output";
+import { configSourcesLine, listenFailure, printBanner, serviceLogger } from "#lib/cli-output";
 import { loadQuickJS } from "#lib/sandbox";
 import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
 import { createSessionService, type SessionService } from "./app.ts";
 import { parseModuleCatalog, sandboxHostEnv } from "./domain/modules.ts";
 import { createInProcessRuntimes } from "./live/in-process.ts";
-import { MODULE_CATALOG } from "./live/types.ts";
 import { type SessionsHost, webUi, worktreeRoots } from "./host.ts";
+import { loadSessionsConfig, SESSIONS_FLAGS, type SessionsConfig, USAGE } from "./config.ts";
 
 export { type SessionsHost, uiDirectoryOf, webUi, worktreeRoots } from "./host.ts";
-
-export const USAGE = `usage: sessions serve [options]
-
-options (flag / environment variable / default):
-  --addr HOST:PORT      SESSIONS_ADDR            127.0.0.1:3210
-  --db URL              SESSIONS_DB              file:./data/sessions.db
-      file:PATH (embedded libSQL), :memory:, or a libSQL server (libsql://, https://, wss://);
-      SESSIONS_DB_AUTH_TOKEN is sent to a server
-  --library-dir DIR     SESSIONS_LIBRARY_DIR     ./libraries
-      where library names are looked up (not / or the home directory as a whole)
-  --worktree-roots LIST SESSIONS_WORKTREE_ROOTS  the start directory and the temp directory
-      directories (comma-separated, repeatable) a session's worktree_path must be inside,
-      after symlinks; never / or the home directory as a whole
-  --auth-token TOKEN    SESSIONS_AUTH_TOKEN      none
-      every request but GET /api/v1/health then needs it (Authorization: Bearer, or the
-      cookie the printed link sets); required to listen beyond loopback (16+ characters)
-  --modules LIST        SESSIONS_MODULES         ${MODULE_CATALOG.join(",")}
-      the module catalog templates may use (comma-separated subset; "" for none)
-  --threads N           SESSIONS_THREADS         2
-      sandbox threads; each session is pinned to one, so a long execution never blocks the
-      server; 0 runs sandboxes on the server's own thread (debugging only)
-  --allowed-hosts LIST  SESSIONS_ALLOWED_HOSTS   none
-      host names answered beyond loopback and localhost (comma-separated; .domain for its
-      subdomains; * for any): any other Host header gets 421 (DNS rebinding)
-  -h, --help            this text
-also honored: LOG_LEVEL (debug, info, warn, error, silent)`;
-
-const FLAGS = {
-  addr: {},
-  db: {},
-  "library-dir": {},
-  modules: {},
-  threads: {},
-  "worktree-roots": {},
-  "auth-token": {},
-  "allowed-hosts": {},
-  help: { boolean: true },
-};
 
 /** Refuses to listen beyond loopback without a token, and a token too weak to be one. */
 function accessTokenCheck(token: string, hostname: string): string | undefined {
@@ -82,55 +45,44 @@ function accessTokenCheck(token: string, hostname: string): string | undefined {
   return undefined;
 }
 
-function parseThreads(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 64) throw new Error(`--threads must be a whole number from 0 to 64, got "${value}"`);
-  return n;
-}
-
 export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, argv: string[] = runtime.args): Promise<RunningServer | undefined> {
-  let args;
+  let args: ParsedArgs;
+  let config: SessionsConfig;
   try {
-    args = parseCommandLine(argv, FLAGS);
+    args = parseCommandLine(argv, SESSIONS_FLAGS);
+    if (lastFlag(args, "help") === "true") {
+      runtime.print(USAGE);
+      return undefined;
+    }
+    const [command, ...extra] = args.positionals;
+    if (command !== "serve" || extra.length > 0) {
+      return fail(runtime, command === undefined ? "a command is needed" : `unknown command ${[command, ...extra].join(" ")}`);
+    }
+    config = await loadSessionsConfig(runtime, { positionals: [], flags: args.flags });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     return fail(runtime, err.message);
   }
-  if (lastFlag(args, "help") === "true") {
-    runtime.print(USAGE);
-    return undefined;
-  }
-  const [command, ...extra] = args.positionals;
-  if (command !== "serve" || extra.length > 0) {
-    return fail(runtime, command === undefined ? "a command is needed" : `unknown command ${[command, ...extra].join(" ")}`);
-  }
-
-  const setting = (flag: string, env: string, fallback: string) => lastFlag(args, flag) ?? runtime.env[env] ?? fallback;
-  let modules;
-  let address;
-  let threads;
-  try {
-    modules = parseModuleCatalog(setting("modules", "SESSIONS_MODULES", MODULE_CATALOG.join(",")));
-    address = parseListenAddress(setting("addr", "SESSIONS_ADDR", "127.0.0.1:3210"));
-    threads = parseThreads(setting("threads", "SESSIONS_THREADS", "2"));
-  } catch (err) {
-    return fail(runtime, (err as Error).message);
-  }
-  const token = setting("auth-token", "SESSIONS_AUTH_TOKEN", "").trim();
+  const { values } = config;
+  // Checked by the section already: these parse.
+  const modules = parseModuleCatalog(values.modules);
+  const address = parseListenAddress(values.addr);
+  const threads = Number(values.threads);
+  const token = values["auth-token"];
   const tokenProblem = accessTokenCheck(token, address.hostname);
   if (tokenProblem) return fail(runtime, tokenProblem);
   let hosts;
   try {
-    hosts = hostAllowlist({ urls: [listenUrl(address)], hosts: parseAllowedHosts(setting("allowed-hosts", "SESSIONS_ALLOWED_HOSTS", "")) });
+    hosts = hostAllowlist({ urls: [listenUrl(address)], hosts: parseAllowedHosts(values["allowed-hosts"]) });
   } catch (err) {
     return fail(runtime, (err as Error).message);
   }
-  const dbUrl = setting("db", "SESSIONS_DB", "file:./data/sessions.db");
-  const libraryDir = runtime.resolvePath(runtime.cwd(), setting("library-dir", "SESSIONS_LIBRARY_DIR", "./libraries"));
+  const dbUrl = values.db;
+  const libraryDir = runtime.resolvePath(runtime.cwd(), values["library-dir"]);
   let roots;
   try {
-    const rootsFlag = args.flags.get("worktree-roots");
-    roots = await worktreeRoots(runtime, host.paths, rootsFlag ? rootsFlag.join(",") : runtime.env.SESSIONS_WORKTREE_ROOTS);
+    const rootsSetting = values["worktree-roots"];
+    roots = await worktreeRoots(runtime, host.paths, rootsSetting.length > 0 ? rootsSetting.join(",") : undefined);
     // Library names are confined to the directory, so the directory bounds what a client reads.
     await refuseTooBroad(host.paths.realPath, libraryDir, runtime.env.HOME || undefined, "the library directory");
   } catch (err) {
@@ -191,6 +143,7 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
     ["modules", modules.length > 0 ? modules.join(", ") : "none"],
     ["threads", threads === 0 ? "0 (sandboxes on the serving thread)" : String(threads)],
     ["allowed hosts", describeAllowlist(hosts)],
+    ["config", configSourcesLine(config.profile, config.sources)],
   ]);
   runtime.onShutdown(async () => {
     // Runtimes first: executions in flight end (stored as errors) and their responses go out,

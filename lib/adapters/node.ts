@@ -36,8 +36,9 @@ export function nodeRuntime(): HostRuntime {
         const server = serve(
           {
             fetch: (req, { incoming, outgoing }: HttpBindings | Http2Bindings) => {
-              // X-Request-Id through node:http's own headers: far cheaper than web Headers here
-              // (see lib/http/request-id.ts); @hono/node-server merges it into every response.
+              // The request id, chosen here by lib/http/request-id.ts's rule and set through
+              // node:http's own headers: far cheaper than web Headers (see request-id.ts);
+              // @hono/node-server merges it into every response, and the app takes the id from env.
               const requestId = chooseRequestId(incoming.headers["x-request-id"] as string | undefined);
               outgoing.setHeader(REQUEST_ID_HEADER, requestId);
               return fetch(req, { clientAddress: incoming.socket.remoteAddress, requestId, rawHeaders: incoming.rawHeaders, body: incoming });

@@ -67,7 +67,7 @@ export interface ProfileChoice {
 
 export const DEFAULT_PROFILE = "default";
 
-/** `--profile` beats the environment variable, which beats `default` (decisions.md "Fixed"). */
+/** `--profile` beats the environment variable, which beats `default` (docs/idp-config.md#profiles---profile-name-env-idp_profile). */
 export function chooseProfile(flagValue: string | undefined, env: Env, envVar: string): ProfileChoice {
   const fromFlag = flagValue?.trim();
   if (fromFlag) return { name: fromFlag, source: "flag:--profile" };

@@ -45,18 +45,29 @@ export const stringField = (options: FieldOptions<"string">): FieldDef<"string">
 export const listField = (options: FieldOptions<"list">): FieldDef<"list"> => ({ type: "list", ...options });
 export const booleanField = (options: FieldOptions<"boolean">): FieldDef<"boolean"> => ({ type: "boolean", ...options });
 
+/** A field's check by a parser the value must get through: whatever it throws, `message` is the issue. */
+export const acceptedBy = (parse: (value: string) => unknown, message: string) =>
+  v.pipe(
+    v.string(),
+    v.check((value: string) => {
+      try {
+        parse(value);
+        return true;
+      } catch {
+        return false;
+      }
+    }, message),
+  );
+
 /** A `HOST:PORT` listen address field's check (parseListenAddress decides). */
-export const listenAddressCheck = v.pipe(
-  v.string(),
-  v.check((value: string) => {
-    try {
-      parseListenAddress(value);
-      return true;
-    } catch {
-      return false;
-    }
-  }, "expected HOST:PORT, e.g. 127.0.0.1:8080 or 0.0.0.0:8080"),
-);
+export const listenAddressCheck = acceptedBy(parseListenAddress, "expected HOST:PORT, e.g. 127.0.0.1:8080 or 0.0.0.0:8080");
+
+/** A whole number from `min` to `max`, written in digits (kept as text, as the field is). */
+export const wholeNumberCheck = (min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.check((s: string) => /^\d+$/.test(s) && Number(s) >= min && Number(s) <= max, `expected a whole number from ${min} to ${max}`),
+  );
 
 export function defineSection<F extends Record<string, AnyFieldDef>>(section: SectionDef<F>): SectionDef<F> {
   return section;

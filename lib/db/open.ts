@@ -21,7 +21,7 @@ import { type SqliteConnection, sqliteStore } from "./sqlite.ts";
 import type { SqlStore } from "./store.ts";
 
 /** After the I/O callbacks of this loop iteration: the writes they made go in one group. */
-const afterThisTurn = (flush: () => void) => void setImmediate(flush);
+export const afterThisTurn = (flush: () => void) => void setImmediate(flush);
 
 /** `runtime` creates a file database's folder; without it (an edge entry) the folder must exist. */
 export async function openSqlStore(runtime: Pick<HostRuntime, "ensureDir" | "resolvePath"> | undefined, url: string, authToken?: string): Promise<SqlStore> {

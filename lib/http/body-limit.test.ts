@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BodyLimitError, maxBodyPieces, readBoundedBytes, releaseUnreadBody } from "./body-limit.ts";
+import { BodyLimitError, checkDeclaredLength, maxBodyPieces, readBoundedBytes, releaseUnreadBody } from "./body-limit.ts";
 
 /** A body as a runtime receives it (Node's IncomingMessage is an async iterable of chunks). */
 async function* chunks(...pieces: (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
@@ -49,6 +49,15 @@ describe("readBoundedBytes from the body as received", () => {
       throw new Error("aborted");
     }
     await expect(readBoundedBytes(post(), 100, broken())).rejects.toMatchObject({ code: "BODY_UNREADABLE" });
+  });
+});
+
+describe("checkDeclaredLength", () => {
+  it("judges a declared length by the header alone; a streamed body (no length, or chunked) is left to be counted", () => {
+    expect(checkDeclaredLength(post({ "content-length": "100" }), 100)).toBe(true);
+    expect(() => checkDeclaredLength(post({ "content-length": "101" }), 100)).toThrow(expect.objectContaining({ code: "BODY_TOO_LARGE" }));
+    expect(checkDeclaredLength(post(), 100)).toBe(false);
+    expect(checkDeclaredLength(post({ "content-length": "101", "transfer-encoding": "chunked" }), 100)).toBe(false);
   });
 });
 

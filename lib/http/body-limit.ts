@@ -3,7 +3,7 @@
  * Content-Length over the limit is refused before anything is read; a body without one (chunked)
  * is counted while it streams, copied into one buffer, and abandoned at the limit of bytes or of
  * pieces (each piece costs a runtime far more than its bytes: 1 MiB in one-byte chunks would cost
- * hundreds of MB). The route host and the identity provider read their bodies this way.
+ * hundreds of MB). All three products bound their bodies this way.
  */
 import { CodedError } from "#lib/errors";
 
@@ -25,15 +25,25 @@ export function declaredLength(request: Request): number | undefined {
 }
 
 /**
+ * Refuses (BodyLimitError) a declared length over `maxBytes` before anything is read, and says
+ * whether the length is declared: the server then reads exactly that many bytes, so the body needs
+ * no counting and may be read later in one piece; otherwise it must be read bounded.
+ */
+export function checkDeclaredLength(request: Request, maxBytes: number): boolean {
+  const declared = declaredLength(request);
+  if (declared !== undefined && declared > maxBytes) throw tooLarge(maxBytes);
+  return declared !== undefined;
+}
+
+/**
  * The body's bytes, never more than `maxBytes` in memory (BodyLimitError otherwise). `received` is
  * the body as the runtime got it, when it gives it (ServeEnv.body: Node's IncomingMessage), read
  * in its place: on @hono/node-server, touching `request.body` first builds a whole web Request.
  */
 export async function readBoundedBytes(request: Request, maxBytes: number, received?: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
-  const declared = declaredLength(request);
-  if (declared !== undefined && declared > maxBytes) throw tooLarge(maxBytes);
+  const declared = checkDeclaredLength(request, maxBytes);
   if (received) return collect(received[Symbol.asyncIterator](), maxBytes, () => {});
-  if (declared !== undefined) {
+  if (declared) {
     try {
       // On Node, reading a declared body in one piece is cheapest.
       return new Uint8Array(await request.arrayBuffer());
@@ -92,9 +102,7 @@ async function collect(chunks: { next(): Promise<IteratorResult<Uint8Array>> }, 
  * limit, and `exceeded()` then says so, whatever the receiver made of its cut-off body.
  */
 export function boundedStream(request: Request, maxBytes: number): { body: ReadableStream<Uint8Array> | null; exceeded(): boolean } {
-  const declared = declaredLength(request);
-  if (declared !== undefined && declared > maxBytes) throw tooLarge(maxBytes);
-  if (request.body === null || declared !== undefined) return { body: request.body, exceeded: () => false };
+  if (checkDeclaredLength(request, maxBytes) || request.body === null) return { body: request.body, exceeded: () => false };
   const maxPieces = maxBodyPieces(maxBytes);
   let total = 0;
   let pieces = 0;

@@ -22,7 +22,7 @@ export class ApiError<C extends string = string> extends CodedError<C> {
   }
 }
 
-/** The error shape shared by the JSON APIs (`decisions.md`: stable `code`, human `message`). */
+/** The error shape shared by the JSON APIs (docs/sessions.md#errors: stable `code`, human `message`). */
 export interface ErrorEnvelope {
   error: { code: string; message: string; details?: ErrorDetails };
 }

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "#lib/log";
 import type { ServeEnv } from "#lib/runtime";
-import { withRequestId } from "./request-id.ts";
+import { requestIdOf, withRequestId } from "./request-id.ts";
 
 function app() {
   const a = new Hono();
@@ -50,6 +50,19 @@ describe("withRequestId", () => {
     });
     expect(res.headers.get("x-request-id")).toBeNull();
     expect(await res.text()).toBe("chosen-by-adapter");
+  });
+});
+
+describe("requestIdOf", () => {
+  it("takes the id the entry chose, whatever the request says", () => {
+    const request = new Request("http://localhost/", { headers: { "X-Request-Id": "trace-from-client" } });
+    expect(requestIdOf(request, { requestId: "chosen-at-entry" })).toBe("chosen-at-entry");
+  });
+
+  it("chooses by the same rule for a caller that went around the entry: a well-formed id kept, else a UUID", () => {
+    expect(requestIdOf(new Request("http://localhost/", { headers: { "X-Request-Id": "trace-abc.123:4" } }), undefined)).toBe("trace-abc.123:4");
+    expect(requestIdOf(new Request("http://localhost/", { headers: { "X-Request-Id": "bad id" } }), {})).toMatch(UUID);
+    expect(requestIdOf(new Request("http://localhost/"), {})).toMatch(UUID);
   });
 });
 

@@ -5,6 +5,11 @@
  * replaced by a fresh UUID. With a logger, one line per request goes to it after the response,
  * with that id. Handlers read the id as `c.env.requestId` (ServeEnv).
  *
+ * The id is chosen once per request, by this module's rule (`chooseRequestId`), at the entry:
+ * `withRequestId`, or an adapter that marks its native response (below). Whatever comes after
+ * takes it from `env.requestId` (`requestIdOf`, which chooses only for a caller that went around
+ * both, such as a test calling a host's `fetch` directly).
+ *
  * This wraps the app's `fetch` rather than being a Hono middleware: any middleware makes Hono's
  * dispatch asynchronous, and a handler that answers synchronously then loses @hono/node-server's
  * synchronous response path. On /jwks that was 32,000 against 40,000 requests per second
@@ -27,6 +32,11 @@ export function chooseRequestId(incoming: string | null | undefined): string {
   return incoming && WELL_FORMED.test(incoming) ? incoming : crypto.randomUUID();
 }
 
+/** The request's id: the one its entry chose (`env.requestId`), else chosen now by the same rule. */
+export function requestIdOf(request: Request, env: ServeEnv | undefined): string {
+  return env?.requestId ?? chooseRequestId(request.headers.get(REQUEST_ID_HEADER));
+}
+
 export interface RequestIdOptions {
   /** Receives one `info` line per request: request id, method, path (no query), status, duration. */
   accessLog?: Logger;
@@ -46,7 +56,7 @@ export function withRequestId<A extends FetchingApp>(app: A, options: RequestIdO
   app.fetch = (request, env, executionCtx) => {
     const started = log?.enabled("info") ? performance.now() : undefined;
     const preset = (env as ServeEnv | undefined)?.requestId;
-    const id = preset ?? chooseRequestId(request.headers.get(REQUEST_ID_HEADER));
+    const id = requestIdOf(request, env as ServeEnv | undefined);
     const finish = (res: Response): Response => {
       if (preset === undefined && !res.headers.has(REQUEST_ID_HEADER)) res = withEditedHeaders(res, (h) => h.set(REQUEST_ID_HEADER, id));
       if (started !== undefined) {

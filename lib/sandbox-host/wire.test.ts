@@ -14,6 +14,16 @@ describe("string batches", () => {
     expect(decodeStrings(text!)).toEqual(messages);
   });
 
+  it("carry empty payloads, id 0, control characters and lone surrogates as they are", () => {
+    const messages = [
+      { t: "done", id: 0, res: "" },
+      { t: "call", id: 0, req: "\x00\x01\x1f\r\n\u2028" },
+      { t: "done", id: 2 ** 31, res: "\ud800 and \udfff" },
+      { t: "call", id: 1, req: "" },
+    ];
+    expect(decodeStrings(encodeStrings(messages)!)).toEqual(messages);
+  });
+
   it("leave a batch with any other message, or a payload that is not a string, to structured clone", () => {
     const batches: { t: string }[][] = [
       [{ t: "call", id: 1, req: "x" }, { t: "answer", ask: 1, ok: true, value: "y" }],

@@ -1,5 +1,10 @@
 /**
- * How a batch of pool messages crosses. Structured clone walks every object of a message, and for
+ * How a batch of pool messages crosses a thread channel, for every app on the pool (pool.ts): runs
+ * on both ends of each channel, the main thread and its threads, each encoding what it posts in a
+ * turn and decoding what it receives. What a payload says is its owner's (the route host's calls
+ * and outcomes: apps/routes/script/script-wire.ts).
+ *
+ * Structured clone walks every object of a message, and for
  * the small messages of a request (an id, a handler, a JSON string) the walk costs several times
  * the copy: measured on Node 20, a call and its answer as objects cost ~7 µs of the main thread's
  * CPU, as strings ~2 µs. So a batch whose messages are all calls or answers with a string payload

@@ -21,7 +21,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { ROOT, type RunningService, type RuntimeName, startService } from "../runtimes/service.ts";
 import { launchChromium } from "./chromium.ts";
 
-/** `sub` of the synthetic user `alice` (decisions.md). */
+/** `sub` of the synthetic user `alice` (docs/idp.md#users-and-scenarios). */
 const ALICE_SUB = "user-NfTfZYYJ1idFA58J4RDISA";
 const RUNTIMES: RuntimeName[] = ["node", "deno", "workerd"];
 /** How long a page may take to show an answer (a loaded CI machine, a Durable Object's first start). */

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { type StartedIdp, startIdp } from "../../apps/idp/testing.ts";
 import { launchChromium } from "./chromium.ts";
 
-/** `sub` of the synthetic user `alice` (decisions.md). */
+/** `sub` of the synthetic user `alice` (docs/idp.md#users-and-scenarios). */
 const ALICE_SUB = "user-NfTfZYYJ1idFA58J4RDISA";
 const CLIENT_ID = "browser-app";
 

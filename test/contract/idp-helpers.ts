@@ -22,7 +22,7 @@ export * from "./idp-http-helpers.ts";
 /** Every builtin client accepts the configured redirect URIs; this one is in the default list. */
 export const REDIRECT_URI = "http://127.0.0.1:3000/callback";
 export const WEB_APP_SECRET = "web-app-secret";
-/** `sub` of the synthetic user typed as `alice` (decisions.md). */
+/** `sub` of the synthetic user typed as `alice` (docs/idp.md#users-and-scenarios). */
 export const ALICE_SUB = "user-NfTfZYYJ1idFA58J4RDISA";
 export const DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 export const USER_CODE = /^[ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{4}-[ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{4}$/;

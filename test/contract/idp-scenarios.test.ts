@@ -1,5 +1,5 @@
 /**
- * Identity provider: the builtin scenarios of decisions.md, each asserted by its effect on a real
+ * Identity provider: the builtin scenarios (docs/idp.md#users-and-scenarios), each asserted by its effect on a real
  * relying party (openid-client with ID token signature checks against /jwks), plus the login
  * page's quick picks and scenarios added at run time.
  */
@@ -26,7 +26,7 @@ import {
 
 const TOKEN_SLOW_MS = 300;
 
-/** The builtin scenarios of decisions.md, by login-page category, in page order. */
+/** The builtin scenarios (docs/idp.md#users-and-scenarios), by login-page category, in page order. */
 const BUILTIN_BY_CATEGORY: Record<string, string[]> = {
   "Normal users": ["alice", "bob"],
   "Claim variants": ["admin", "viewer", "no-groups", "many-groups", "tenant-a-admin", "tenant-b-viewer", "unicode-name", "no-email", "unverified-email"],
@@ -295,7 +295,7 @@ describe("login page quick picks", () => {
     const second = await page();
     const categories = loginCategories(first);
     expect(categories).toEqual(Object.keys(BUILTIN_BY_CATEGORY));
-    // Each builtin scenario of decisions.md is a quick pick in its own category's section.
+    // Each builtin scenario is a quick pick in its own category's section.
     for (const [category, logins] of Object.entries(BUILTIN_BY_CATEGORY)) {
       const section = new RegExp(`<section\\b[^>]*data-category="${category}"[^>]*>([\\s\\S]*?)</section>`, "i").exec(first);
       expect(quickPickLogins(section?.[1] ?? ""), category).toEqual(logins);

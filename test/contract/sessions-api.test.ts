@@ -269,6 +269,31 @@ describe("HTTP rules, request limits and uploads", () => {
     expect(await createTemplate(s)).toBeTruthy();
   });
 
+  it("a streamed (chunked) JSON body is counted as it comes: within 1 MiB it is read as usual, past it 413 PAYLOAD_TOO_LARGE and nothing stored", async () => {
+    /** POST /templates with this text sent without Content-Length, in 64 KiB pieces. */
+    const streamed = async (text: string) => {
+      const bytes = new TextEncoder().encode(text);
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += 65536) controller.enqueue(bytes.subarray(at, at + 65536));
+          controller.close();
+        },
+      });
+      return fetch(`${s.api}/templates`, { method: "POST", headers: { "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
+    };
+    const within = uniqueName();
+    // Whitespace after the object: JSON that takes several pieces.
+    const ok = await streamed(JSON.stringify({ name: within }) + " ".repeat(200_000));
+    expect(ok.status, await ok.clone().text()).toBe(201);
+    const over = uniqueName();
+    const refused = await streamed(JSON.stringify({ name: over, padding: "x".repeat(1024 * 1024) }));
+    expect(refused.status).toBe(413);
+    expect((await refused.json()).error).toMatchObject({ code: "PAYLOAD_TOO_LARGE", details: { limit_bytes: 1024 * 1024 } });
+    const names = (expectOk(await get(s, "/templates")) as { name: string }[]).map((t) => t.name);
+    expect(names).toContain(within);
+    expect(names).not.toContain(over);
+  });
+
   it("file uploads exist only on workerd, and never write outside their root", async () => {
     const put = (query: string) => fetch(`${s.api}/worktree-files?${query}`, { method: "PUT", body: "1" });
     if (s.svc.runtime !== "workerd") {

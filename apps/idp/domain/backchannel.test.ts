@@ -1,7 +1,7 @@
 /** Back-channel logout settings: URIs by client id, checked at start-up. */
 import { describe, expect, it } from "vitest";
 import { optionsFromEnv } from "../env-options.ts";
-import { BackchannelConfigError, backchannelUris } from "./backchannel.ts";
+import { BackchannelConfigError, backchannelUris } from "./backchannel-uris.ts";
 
 const CLIENTS = ["dev-client", "web-app"];
 

@@ -19,27 +19,15 @@
  * it; where it may not (a module Worker) the request awaits them (Provider.deliver).
  */
 import { idTokenAlg } from "./algorithms.ts";
-import { CodedError } from "#lib/errors";
 import { hasFrontchannelUri } from "./frontchannel.ts";
 import type { Provider } from "./provider.ts";
-import { LIFETIME_MS, type SessionRecord } from "./records.ts";
+import { LIFETIME_MS, type LogoutClientRecord, type SessionRecord } from "./records.ts";
 
 export const BACKCHANNEL_EVENT = "http://schemas.openid.net/event/backchannel-logout";
 /** How long one delivery may take (env IDP_BACKCHANNEL_TIMEOUT_MS). */
 export const DEFAULT_BACKCHANNEL_TIMEOUT_MS = 5000;
 /** Lifetime of a logout token (`exp` - `iat`). */
 const LOGOUT_TOKEN_S = 120;
-
-/** A client to notify when a session ends. */
-export interface LogoutClientRecord {
-  /** The issuer the client's tokens came from (an issuer by path has its own). */
-  iss: string;
-  sid: string;
-  sub: string;
-  client_id: string;
-  /** When the session expires (provider clock). */
-  expires_at: number;
-}
 
 const registrationKey = (sid: string, clientId: string) => `${sid} ${clientId}`;
 
@@ -158,37 +146,4 @@ async function postLogoutToken(p: Provider, r: LogoutClientRecord): Promise<void
   } catch (err) {
     p.logger.warn("back-channel logout failed", { client_id: r.client_id, uri, error: (err as Error).message });
   }
-}
-
-/** A bad back-channel logout URI setting: a configuration error (the CLI prints it and stops). */
-export type BackchannelConfigErrorCode = "INVALID_ENV";
-
-export class BackchannelConfigError extends CodedError<BackchannelConfigErrorCode> {
-  constructor(message: string) {
-    super("INVALID_ENV", `IDP_BACKCHANNEL_LOGOUT_URIS: ${message}`);
-  }
-}
-
-/**
- * Back-channel logout URIs by client id, from `IDP_BACKCHANNEL_LOGOUT_URIS` (a JSON object
- * `{"client-id": "http://..."}`) and `backchannel_logout_uri` of configured clients. Each must be
- * an absolute http(s) URL without fragment.
- */
-export function backchannelUris(clientIds: Iterable<string>, entries: [string, string][]): Map<string, string> {
-  const known = new Set(clientIds);
-  const out = new Map<string, string>();
-  for (const [clientId, uri] of entries) {
-    if (!known.has(clientId)) throw new BackchannelConfigError(`unknown client "${clientId}"`);
-    let url: URL;
-    try {
-      url = new URL(uri);
-    } catch {
-      throw new BackchannelConfigError(`the URI of "${clientId}" is not an absolute URL`);
-    }
-    if ((url.protocol !== "http:" && url.protocol !== "https:") || uri.includes("#")) {
-      throw new BackchannelConfigError(`the URI of "${clientId}" must be an http(s) URL without fragment`);
-    }
-    out.set(clientId, uri);
-  }
-  return out;
 }

@@ -1,12 +1,11 @@
 /**
  * Typed errors of the provider. `OAuthError` becomes the JSON `{error, error_description}` body
- * (decisions.md: 401 invalid_client, 400 the rest, 500 server_error); `PageError` a small HTML page
+ * (docs/idp.md#errors: 401 invalid_client, 400 the rest, 500 server_error); `PageError` a small HTML page
  * for browser-facing endpoints when the client cannot be redirected to; `AuthorizeRedirectError`
  * goes back to a validated redirect URI. Each has its code union below; the provider's one error
  * handler (`errorHandler` in app.ts) turns them into answers.
  */
 import { CodedError } from "#lib/errors";
-import type { AuthorizeFailure } from "./scenarios.ts";
 
 /** The OAuth `error` values the provider answers with (RFC 6749 §5.2, 8628, 8693, 9449). */
 export type OAuthErrorCode =
@@ -57,6 +56,9 @@ export class PageError extends CodedError<PageErrorCode> {
     super(PAGE_ERROR_CODE[status], message);
   }
 }
+
+/** The authorization errors a scenario acts out (scenarios.ts). */
+export type AuthorizeFailure = "access_denied" | "login_required" | "consent_required" | "server_error";
 
 /** The `error` values sent to a redirect URI (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6). */
 export type AuthorizeRedirectErrorCode =

@@ -10,8 +10,8 @@
  * an `id_token_hint` subject, the debug interface's ends) has no page to render them in; its
  * clients hear of it by back-channel only.
  */
-import type { LogoutClientRecord } from "./backchannel.ts";
 import type { Provider } from "./provider.ts";
+import type { LogoutClientRecord } from "./records.ts";
 
 /** One client's frame on the logout page. */
 export interface FrontchannelFrame {

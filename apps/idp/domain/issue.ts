@@ -11,6 +11,7 @@ import type { Provider } from "./provider.ts";
 import { base64urlEncode } from "#lib/oauth";
 import { OAuthError } from "./errors.ts";
 import { type AccessTokenRecord, LIFETIME_MS, type RefreshTokenRecord, type RevokedGrantRecord } from "./records.ts";
+import { hasScope } from "./scopes.ts";
 
 export interface TokenResponse {
   access_token: string;
@@ -44,12 +45,6 @@ export interface Issuance extends AuthContext {
   /** The authorization request's `claims` parameter (claims-request.ts). */
   claimsRequest?: ClaimsRequest;
 }
-
-export const scopeList = (scope: string) => scope.split(" ").filter((s) => s !== "");
-/** RFC 6749 §3.3 scope-token: printable ASCII but space, `"` and `\` (so no tab hides `openid` inside one token). */
-const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
-export const isScopeToken = (token: string) => SCOPE_TOKEN.test(token);
-export const hasScope = (scope: string, name: string) => scopeList(scope).includes(name);
 
 async function atHash(accessToken: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(accessToken)));

@@ -4,7 +4,8 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { createLogger } from "#lib/log";
 import { createProvider } from "../app.ts";
 import { OAuthError, TrustedIssuersError } from "./errors.ts";
-import { parseTrustedIssuers, verifyGrantAssertion } from "./jwt-bearer.ts";
+import { verifyGrantAssertion } from "./jwt-bearer.ts";
+import { parseTrustedIssuers } from "./trusted-issuers.ts";
 import type { Provider } from "./provider.ts";
 
 const ISSUER = "http://idp.test";

@@ -6,50 +6,15 @@
  * endpoint) and which claim names the subject (default `sub`).
  */
 import type { JWTPayload } from "jose";
-import * as v from "valibot";
 import { CLIENT_ASYMMETRIC_ALGS } from "./algorithms.ts";
-import { ForeignJwtError, isLoopbackUrl, isUsableJti, MAX_JTI_LENGTH, verifyForeignJwt } from "./client-keys.ts";
-import type { JwkSet } from "./clients.ts";
-import { OAuthError, TrustedIssuersError } from "./errors.ts";
+import { ForeignJwtError, isUsableJti, MAX_JTI_LENGTH, verifyForeignJwt } from "./client-keys.ts";
+import { OAuthError } from "./errors.ts";
 import type { Provider } from "./provider.ts";
 import { loadJose } from "#lib/oauth";
 
 export const JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 /** How far ahead an assertion's `exp` may be (RFC 7523 §3: the server may bound it). */
 export const MAX_GRANT_ASSERTION_LIFETIME_S = 3600;
-
-export interface TrustedIssuer {
-  issuer: string;
-  jwks?: JwkSet;
-  jwks_uri?: string;
-  /** `aud` values accepted (any one); default the provider's issuer and token endpoint. */
-  audiences?: string[];
-  /** The claim whose value becomes the access token's subject; default `sub`. */
-  subject_claim?: string;
-}
-
-const TrustedIssuerSchema = v.pipe(
-  v.strictObject({
-    issuer: v.pipe(v.string(), v.nonEmpty("issuer must not be empty")),
-    jwks: v.optional(v.object({ keys: v.array(v.looseObject({ kty: v.string() })) })),
-    jwks_uri: v.optional(v.pipe(v.string(), v.check(isLoopbackUrl, "jwks_uri must be a loopback http(s) URL"))),
-    audiences: v.optional(v.array(v.pipe(v.string(), v.nonEmpty()))),
-    subject_claim: v.optional(v.pipe(v.string(), v.nonEmpty())),
-  }),
-  v.check((i) => (i.jwks === undefined) !== (i.jwks_uri === undefined), "give exactly one of jwks and jwks_uri"),
-);
-
-/** Validates the trusted issuers list (a list, or `{issuers: [...]}`). */
-export function parseTrustedIssuers(value: unknown): TrustedIssuer[] {
-  const list = value !== null && typeof value === "object" && !Array.isArray(value) && "issuers" in value ? (value as { issuers: unknown }).issuers : value;
-  const result = v.safeParse(v.array(TrustedIssuerSchema), list);
-  if (!result.success) {
-    const issue = result.issues[0];
-    const path = v.getDotPath(issue);
-    throw new TrustedIssuersError(`${path ? `${path}: ` : ""}${issue.message}`);
-  }
-  return result.output as TrustedIssuer[];
-}
 
 const invalidGrant = (description: string) => new OAuthError("invalid_grant", description);
 

@@ -5,7 +5,7 @@
 import type { Logger } from "#lib/log";
 import type { IdpStateStore, StateKind } from "../state/store.ts";
 import type { ClientConfig } from "./clients.ts";
-import type { TrustedIssuer } from "./jwt-bearer.ts";
+import type { TrustedIssuer } from "./trusted-issuers.ts";
 import type { RandomBytes } from "./random.ts";
 import type { RequestLog } from "./request-log.ts";
 import type { ClaimMapping } from "./claim-mappings.ts";
@@ -60,6 +60,12 @@ export interface ProviderOptions {
   requirePushedAuthorizationRequests?: boolean;
   /** Redirect URIs and patterns of a preview deployment, added to the configured client's (clients.ts). */
   previewRedirectUris?: string[];
+  /**
+   * Runs a function once the I/O callbacks of this turn of the event loop are done (Node and
+   * Deno: `setImmediate`). With a shared store, the requests that arrive in one turn then share
+   * one read of the settings; without it each request reads them.
+   */
+  afterThisTurn?: (run: () => void) => void;
   logger: Logger;
 }
 

@@ -2,7 +2,7 @@
 import type { LoginClaims } from "./claims.ts";
 import type { AuthContext, ClaimsRequest } from "./claims-request.ts";
 
-/** Lifetimes (decisions.md). */
+/** Lifetimes (docs/idp.md#lifetimes-and-limits). */
 export const LIFETIME_MS = {
   code: 5 * 60_000,
   accessToken: 3600_000,
@@ -26,6 +26,17 @@ export interface SessionRecord extends AuthContext {
   sid?: string;
   /** Extra claims typed at login, carried into every code of the session (claims.ts). */
   claims?: LoginClaims;
+}
+
+/** A client to notify when a session ends (backchannel.ts, frontchannel.ts). */
+export interface LogoutClientRecord {
+  /** The issuer the client's tokens came from (an issuer by path has its own). */
+  iss: string;
+  sid: string;
+  sub: string;
+  client_id: string;
+  /** When the session expires (provider clock). */
+  expires_at: number;
 }
 
 export interface CodeRecord extends AuthContext {

@@ -9,7 +9,7 @@
  * token, introspection, revocation, PAR and logout exactly as a configured client does.
  */
 import * as v from "valibot";
-import { isScopeToken } from "./issue.ts";
+import { isScopeToken } from "./scopes.ts";
 import { sha256Base64url } from "#lib/oauth";
 import { type Client, type ClientConfig, clientFromConfig, ClientJwtMetadataSchema, TOKEN_AUTH_METHODS, type TokenAuthMethod } from "./clients.ts";
 import { OAuthError } from "./errors.ts";

@@ -3,7 +3,7 @@ import { BUILTIN_SCENARIOS, CATEGORIES, fromSeeded, ScenarioRegistry } from "./s
 import { parseSeededUsers } from "./users.ts";
 
 describe("scenario registry", () => {
-  it("has every builtin of decisions.md", () => {
+  it("has every builtin scenario of docs/idp.md#users-and-scenarios", () => {
     const logins = BUILTIN_SCENARIOS.map((s) => s.login);
     for (
       const login of [

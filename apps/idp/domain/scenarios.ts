@@ -1,11 +1,11 @@
 /**
- * Scenarios: logins that act out a case (decisions.md). Builtins, then seeded users (which replace
+ * Scenarios: logins that act out a case (docs/idp.md#users-and-scenarios). Builtins, then seeded users (which replace
  * a builtin of the same login), then scenarios added at run time. Any other typed login is a
  * synthetic user with default claims.
  */
+import type { AuthorizeFailure } from "./errors.ts";
 import { DEFAULT_CATEGORY, type SeededUser } from "./users.ts";
 
-export type AuthorizeFailure = "access_denied" | "login_required" | "consent_required" | "server_error";
 export type TokenFailure = "invalid_grant" | "server_error" | "slow";
 export type IdTokenFailure = "expired" | "wrong-aud" | "wrong-iss" | "missing-email" | "email-unverified" | "bad-nonce" | "future-iat";
 export type UserinfoFailure = "401" | "500" | "sub-mismatch";

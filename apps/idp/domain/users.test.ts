@@ -4,7 +4,7 @@ import { UsersDocumentError } from "./errors.ts";
 import { normalizeLogin, parseSeededUsers, syntheticEmail, syntheticName, syntheticSub } from "./users.ts";
 
 describe("synthetic users", () => {
-  it("alice is user-NfTfZYYJ1idFA58J4RDISA (decisions.md)", async () => {
+  it("alice is user-NfTfZYYJ1idFA58J4RDISA (docs/idp.md#users-and-scenarios)", async () => {
     expect(await syntheticSub("alice")).toBe("user-NfTfZYYJ1idFA58J4RDISA");
   });
   it("subjects are deterministic and differ per login", async () => {

@@ -1,6 +1,6 @@
 /**
  * Users: seeded users from a YAML/JSON document (validated with valibot) and the synthetic user
- * derived from any typed login (decisions.md).
+ * derived from any typed login (docs/idp.md#users-and-scenarios).
  */
 import * as v from "valibot";
 import { describeIssues } from "#lib/http";

@@ -23,7 +23,7 @@ import {
 import { allowsGrant, type Client, isAbsoluteUrl, redirectUriAllowed } from "../domain/clients.ts";
 import { unknownClientMessage, unregisteredRedirectMessage } from "../domain/client-messages.ts";
 import { AuthorizeRedirectError, type AuthorizeRedirectErrorCode, PageError } from "../domain/errors.ts";
-import { isScopeToken, scopeList } from "../domain/issue.ts";
+import { isScopeToken, scopeList } from "../domain/scopes.ts";
 import { isPkceMethod, isWellFormedPkceValue, type PkceMethod } from "../domain/pkce.ts";
 import type { Provider } from "../domain/provider.ts";
 import { constantTimeEqual } from "../domain/random.ts";

@@ -214,6 +214,8 @@ export function registerDebug(app: Hono, p: Provider): void {
       return badRequest(c, "advance_seconds must be a non-negative number of seconds");
     }
     await p.advanceClock(value);
+    // Sessions the move made expire end now, as far as their clients are concerned.
+    await notifyExpiredSessions(p);
     return c.json({ now: rfc3339(p.now()), offset_seconds: p.clockOffsetMs() / 1000 });
   });
 

@@ -5,7 +5,7 @@
 import type { Context, Hono } from "hono";
 import { allowsGrant } from "../domain/clients.ts";
 import { OAuthError } from "../domain/errors.ts";
-import { scopeList } from "../domain/issue.ts";
+import { scopeList } from "../domain/scopes.ts";
 import type { Provider } from "../domain/provider.ts";
 import { constantTimeEqual } from "../domain/random.ts";
 import { DEVICE_INTERVAL_S, type DeviceGrantRecord, EXPIRED_GRANT_GRACE_MS, LIFETIME_MS } from "../domain/records.ts";

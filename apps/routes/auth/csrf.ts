@@ -5,7 +5,8 @@
  * (no cookie came back) cannot carry a valid token. Stateless: nothing is stored per session.
  */
 import { base64urlEncode } from "#lib/oauth";
-import type { CsrfProtector, HostSession, PipelineRequest } from "../core/services.ts";
+import type { CsrfProtector, PipelineRequest } from "../core/services.ts";
+import type { HostSession } from "../core/session.ts";
 
 export const CSRF_HEADER = "x-csrf-token";
 export const CSRF_FIELD = "_csrf";

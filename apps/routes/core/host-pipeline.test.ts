@@ -200,15 +200,18 @@ describe("the pipeline", () => {
     await host.close();
   });
 
-  it("refuses raw routes when rejectRawRoutes is set", async () => {
+  it("refuses raw routes when rejectRawRoutes is set, and serves planned ones", async () => {
     const open = await scriptHost(`${PRELUDE}`);
     open.registerRaw("GET", "/raw/:x", (_req, params) => new Response(`raw ${params.x}`));
     expect((await call(open, "GET", "/raw/1")).text).toBe("raw 1");
-    const strict = await scriptHost(`${PRELUDE}`, { rejectRawRoutes: true });
+    const strict = await scriptHost(`${PRELUDE} app.get("/p/:x").public().handle((ctx) => "planned " + ctx.params.x);`, { rejectRawRoutes: true });
     strict.registerRaw("GET", "/raw/:x", () => new Response("never"));
+    strict.registerPlanned({ method: "GET", pattern: "/h/:x", public: true }, (ctx) => new Response(`host ${ctx.params.x}`));
     const res = await call(strict, "GET", "/raw/1");
     expect(res.status).toBe(403);
     expect(res.json.error).toEqual({ code: "RAW_ROUTES_DISABLED", message: "raw routes are disabled on this host: the route has no plan" });
+    expect(await call(strict, "GET", "/p/1")).toMatchObject({ status: 200, text: "planned 1" });
+    expect(await call(strict, "GET", "/h/2")).toMatchObject({ status: 200, text: "host 2" });
     await open.close();
     await strict.close();
   });

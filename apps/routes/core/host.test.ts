@@ -10,7 +10,7 @@ import { call, scriptHost } from "../testing.ts";
 
 const PRELUDE = `const httpmod = require("httpmod"); const app = httpmod.app(); const user = httpmod.user().required();`;
 
-describe("handler results (decisions.md)", () => {
+describe("handler results (docs/routes.md, Result rules)", () => {
   let host: RouteHost;
   beforeAll(async () => {
     host = await scriptHost(

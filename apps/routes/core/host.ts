@@ -12,7 +12,7 @@
  */
 import { type Handler, Hono } from "hono";
 import { TrieRouter } from "hono/router/trie-router";
-import { chooseRequestId, REQUEST_ID_HEADER, type StaticDirectory } from "#lib/http";
+import { requestIdOf, type StaticDirectory } from "#lib/http";
 import type { FetchHandler } from "#lib/runtime";
 import { stagesFor } from "../pipeline/compose.ts";
 import type { PipelineEnv } from "../pipeline/state.ts";
@@ -166,7 +166,8 @@ export function createRouteHost(options: RouteHostOptions = {}): RouteHost {
     },
     routes: () => routeRows(app.mounts, app.routes),
     async fetch(request, env) {
-      const requestId = env?.requestId ?? chooseRequestId(request.headers.get(REQUEST_ID_HEADER));
+      // Chosen at the entry (withRequestId, or the Node adapter): taken here, not chosen again.
+      const requestId = requestIdOf(request, env);
       let response: Response;
       try {
         response = await app.hono.fetch(request, { ...env, requestId });

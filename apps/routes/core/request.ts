@@ -1,6 +1,6 @@
 /**
  * The request object a handler sees (spec: Request), built once per request on the host side and
- * copied into the sandbox as plain data. Header keys are lower case (decisions.md); a repeated
+ * copied into the sandbox as plain data. Header keys are lower case (docs/routes.md#handlers-context-request-response); a repeated
  * query key gives a list; JSON and form bodies (URL-encoded and multipart) are parsed, anything
  * else is a string. A body that does not parse, or JSON nested too deep, is 400 before any
  * authentication; a body over the limit is 413, counted while it streams.
@@ -9,7 +9,7 @@ import { parse as parseCookies } from "hono/utils/cookie";
 import { CodedError } from "#lib/errors";
 import { BodyLimitError, boundedStream, JsonDepthError, parseJsonBounded, readBoundedBytes } from "#lib/http";
 import type { HostValue } from "#lib/sandbox";
-import type { HostSession } from "./services.ts";
+import type { HostSession } from "./session.ts";
 
 export interface ScriptRequest {
   method: string;

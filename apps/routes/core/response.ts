@@ -1,5 +1,5 @@
 /**
- * From what a handler produced to a web Response: the result rules of decisions.md were applied in
+ * From what a handler produced to a web Response: the result rules (docs/routes.md, "Result rules") were applied in
  * the sandbox (httpmod-source.ts); here the host checks what it is about to put on the wire.
  * A status outside 200-599, a header name or value that could split or break the response (a
  * control character or a character past U+00FF in a value, a name that is not an HTTP token), or a header that frames the message is refused: the

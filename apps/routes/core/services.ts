@@ -5,6 +5,7 @@
 import { CodedError } from "#lib/errors";
 import type { RoutePlan } from "./plan.ts";
 import type { ScriptRequest } from "./request.ts";
+import type { HostSession } from "./session.ts";
 
 export interface Actor {
   id: string;
@@ -88,7 +89,7 @@ export interface CsrfProtector {
 
 export type AuditOutcome = "allowed" | "denied" | "completed" | "failed";
 
-/** decisions.md: the audit record. */
+/** The audit record (docs/routes.md#the-pipeline). */
 export interface AuditEvent {
   event: string;
   outcome: AuditOutcome;
@@ -108,12 +109,6 @@ export interface AuditEvent {
 
 export interface AuditSink {
   record(event: AuditEvent): Promise<void> | void;
-}
-
-export interface HostSession {
-  id: string;
-  isNew: boolean;
-  cookieName: string;
 }
 
 export interface AuthServices {

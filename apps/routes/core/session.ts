@@ -1,7 +1,7 @@
 /**
  * The host session (spec: `request.session`): an identifier kept in a cookie signed with Hono's
  * signed-cookie helpers, so a client can return its id but not choose one. An identifier, not a
- * credential (decisions.md).
+ * credential (docs/routes.md, "Host session").
  *
  * Two things keep it off the hot path, where WebCrypto's HMAC (a key import and a thread-pool hop
  * per call) cost more than the rest of a request: a verified cookie value is remembered, so a
@@ -10,7 +10,13 @@
  * express-session does with `saveUninitialized: false`.
  */
 import { parseSigned, serializeSigned } from "hono/utils/cookie";
-import type { HostSession } from "./services.ts";
+
+/** The host session as a request carries it (`request.session`, the CSRF protector's key). */
+export interface HostSession {
+  id: string;
+  isNew: boolean;
+  cookieName: string;
+}
 
 export interface SessionCookieOptions {
   secret: string;

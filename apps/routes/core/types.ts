@@ -19,7 +19,8 @@ import type { Actor, AuthServices, ResourceRef } from "./services.ts";
 export interface RouteHostOptions {
   /** Development mode: handler error messages in 500 bodies, the dev error page. */
   dev?: boolean;
-  /** A matched route without a plan is refused (production hosts that serve planned routes only). */
+  /** A matched route without a plan (`registerRaw`) is refused (production hosts that serve
+   * planned routes only; the spec's RejectRawRoutes). */
   rejectRawRoutes?: boolean;
   auth?: AuthServices;
   renderer?: Renderer;
@@ -63,6 +64,7 @@ export interface HostPlannedContext {
 export type HostServiceFunction = (...args: HostValue[]) => HostValue | Promise<HostValue>;
 
 export type HostHandler = (ctx: HostPlannedContext) => Response | Promise<Response>;
+/** A low-level host route: no plan, so no pipeline; what the spec's RejectRawRoutes refuses. */
 export type RawHandler = (request: Request, params: Record<string, string>) => Response | Promise<Response>;
 
 /** One row of the plan table (`routes()`, `npm run routes -- routes`). */
@@ -98,6 +100,8 @@ export interface RouteHost {
   /** Resolves when every handler thread has the current script (see ScriptRuntime.ready). */
   ready(): Promise<void>;
   registerPlanned(plan: RoutePlanInput, handler: HostHandler): void;
+  /** A route without a plan (the spec's low-level route): served as is, or refused with 403
+   * RAW_ROUTES_DISABLED under `rejectRawRoutes`. */
   registerRaw(method: string, pattern: string, handler: RawHandler): void;
   routes(): RouteInfo[];
   fetch(request: Request, env?: ServeEnv): Promise<Response>;

@@ -8,8 +8,8 @@ import type { Logger } from "#lib/log";
 import type { ServeEnv } from "#lib/runtime";
 import type { RoutePlan } from "../core/plan.ts";
 import type { Renderer } from "../core/response.ts";
-import type { Actor, AuditEvent, AuditOutcome, AuthServices, HostSession, PipelineRequest, ResourceRef } from "../core/services.ts";
-import type { sessionCookies } from "../core/session.ts";
+import type { Actor, AuditEvent, AuditOutcome, AuthServices, PipelineRequest, ResourceRef } from "../core/services.ts";
+import type { HostSession, sessionCookies } from "../core/session.ts";
 import type { RateLimitStore } from "../store/rate-limits.ts";
 
 /** The host's request facts the stages read (set by the host before its Hono app runs). */

@@ -326,11 +326,20 @@ for (let i = 0; i < values.length; i++) out += piece(values[i]) + strings[i + 1]
 return markup(out);
 }
 const raw = (text) => markup(isMarkup(text) ? text.text : String(text === undefined || text === null ? "" : text));
-const STATE = Symbol("state");
-const parse = JSON.parse, defineProperty = Object.defineProperty;
+const readInput = JSON.parse;
 const TYPES = ["", "text/plain; charset=utf-8", "text/html; charset=utf-8", "application/json"].concat("application/octet-stream");
 const T_NONE = 0, T_TEXT = 1, T_HTML = 2, T_JSON = 3, T_BYTES = 4;
 const COMPACT = ["\\x01", "\\x02", "\\x03", "\\x04", "\\x05", "\\x06", "\\x07", "\\x08"];
+function answerText(s, sessionUsed) {
+const t = s.type, headers = s.headers;
+if (s.status === 200 && headers === null && typeof s.body === "string" && (t === T_NONE || t === T_TEXT || t === T_HTML || t === T_JSON)) {
+return COMPACT[sessionUsed ? t + 4 : t] + s.body;
+}
+const all = t === T_NONE ? headers || [] : (headers || []).concat([["content-type", TYPES[t]]]);
+return stringify({ status: s.status, headers: all, body: s.body, bytes: s.bytes, render: s.render, hasRender: s.render !== undefined, sessionUsed });
+}
+const STATE = Symbol("state");
+const defineProperty = Object.defineProperty;
 function textType(text) {
 const c = text.charCodeAt(0);
 if (c > 32 && c < 127) return c === 60 ? T_HTML : T_TEXT;
@@ -428,17 +437,12 @@ if (typeof value === "string" || isMarkup(value)) res.send(value);
 else if (value !== undefined && value !== null) res.html(value);
 else res.end();
 }
-const t = s.type, headers = s.headers;
-if (s.status === 200 && headers === null && typeof s.body === "string" && (t === T_NONE || t === T_TEXT || t === T_HTML || t === T_JSON)) {
-return COMPACT[sessionUsed ? t + 4 : t] + s.body;
-}
-const all = t === T_NONE ? headers || [] : (headers || []).concat([["content-type", TYPES[t]]]);
-return stringify({ status: s.status, headers: all, body: s.body, bytes: s.bytes, render: s.render, hasRender: s.render !== undefined, sessionUsed });
+return answerText(s, sessionUsed);
 }
 function dispatch(index, text) {
 const handler = handlers[index];
 if (typeof handler !== "function") throw new ErrorC("no handler " + index);
-const input = parse(text);
+const input = readInput(text);
 const request = input.request, res = new Res();
 const session = request.session;
 let used = false;

@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { loadQuickJS } from "#lib/sandbox";
 import { call, scriptHost } from "../testing.ts";
-import { answerResponse, isAnswerText, loadScriptSandbox } from "./script-sandbox.ts";
+import { loadScriptSandbox } from "./script-sandbox.ts";
+import { compactAnswerResponse, isCompactAnswer } from "./script-wire.ts";
 
 /** Runs `body` in a script; `check(out)` records a line; GET /out answers the lines. */
 async function lines(body: string, options: Parameters<typeof scriptHost>[1] = {}): Promise<string[]> {
@@ -256,10 +257,10 @@ describe("httpmod in the sandbox", () => {
     for (const handler of [0, 1]) {
       const text = await sandbox.dispatchText(handler, input);
       const outcome = await sandbox.dispatch(handler, input);
-      expect(typeof text === "string" && isAnswerText(text)).toBe(true);
-      expect(outcome.ok && { ok: true, response: answerResponse(text as string), console: [] }).toEqual(outcome);
+      expect(typeof text === "string" && isCompactAnswer(text)).toBe(true);
+      expect(outcome.ok && { ok: true, response: compactAnswerResponse(text as string), console: [] }).toEqual(outcome);
     }
-    expect(answerResponse((await sandbox.dispatchText(1, input)) as string)).toEqual({
+    expect(compactAnswerResponse((await sandbox.dispatchText(1, input)) as string)).toEqual({
       status: 200,
       headers: [["content-type", "application/json"]],
       body: '{"session":{"id":"s"}}',
@@ -272,7 +273,7 @@ describe("httpmod in the sandbox", () => {
       response: { status: 201, headers: [["content-type", "text/plain; charset=utf-8"]], body: "made" },
       console: [],
     });
-    expect(isAnswerText('{"status":201}')).toBe(false);
+    expect(isCompactAnswer('{"status":201}')).toBe(false);
     sandbox.dispose();
   });
 

@@ -1,7 +1,9 @@
 /**
  * Where a route script's handlers run. `ScriptRuntime` is what the host needs: load a script
  * (every sandbox gets it; the registrations come back as data) and call one handler per request.
- * Both runtimes run the same sandbox side (script-side.ts) on the shared sandbox-host layer:
+ * This file runs on the main thread (the one serving HTTP); calls and outcomes cross to the
+ * threads as script-wire.ts writes them. Both runtimes run the same sandbox side (script-side.ts)
+ * on the shared sandbox-host layer:
  *
  * - `inProcessScriptRuntime`: one side on the serving thread (workerd, where an isolate is the unit
  *   of concurrency; `--threads 0` for debugging on Node and Deno).
@@ -15,9 +17,7 @@
 import { createRequestThreads, type RequestThread, type SpawnThread, ThreadCallError } from "#lib/sandbox-host";
 import type { SandboxEngine } from "#lib/sandbox";
 import {
-  dispatchCall,
   type FromScriptThread,
-  outcomeOf,
   SANDBOXES_PER_SIDE,
   type ScriptCall,
   type ScriptCallResult,
@@ -26,9 +26,9 @@ import {
   type ScriptThreadInit,
   type ToScriptThread,
 } from "./script-side.ts";
+import { decodeOutcome, type DispatchOutcome, encodeDispatchCall } from "./script-wire.ts";
 import {
   type DispatchInput,
-  type DispatchOutcome,
   type Registration,
   type ScriptBundle,
   type ScriptHostCalls,
@@ -179,7 +179,8 @@ export function threadScriptRuntime(spawn: SpawnScriptThread, options: ThreadRun
       try {
         const reload = script.stale(thread.state.loaded);
         if (reload) await loadOn(thread, reload, script.generation);
-        return outcomeOf(await threads.call(thread, dispatchCall(handler, JSON.stringify(input)), callTimeout * thread.state.slots, ask));
+        const sent = await threads.call(thread, encodeDispatchCall(handler, JSON.stringify(input)), callTimeout * thread.state.slots, ask);
+        return decodeOutcome(sent as DispatchOutcome | string);
       } catch (err) {
         if (!(err instanceof ThreadCallError)) throw err;
         return { ok: false, failure: err.lost ? "broken" : "error", message: err.message, console: [] };

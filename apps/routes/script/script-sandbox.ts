@@ -2,13 +2,21 @@
  * One sandbox loaded with a route script: it installs `httpmod` (and the host's mountable and
  * assets modules), evaluates the script once, keeps what it registered, and calls one handler per
  * request. Runtime-free: the in-process runtime (workerd, `--threads 0`) and each pool thread
- * (Node, Deno) use it alike. Everything that crosses is plain data.
+ * (Node, Deno) use it alike. Everything that crosses is plain data (script-wire.ts).
+ *
+ * Runs where the sandboxes live: on a request thread, or on the serving thread in process. The
+ * main thread takes its types, DEFAULT_SCRIPT_LIMITS, ScriptLoadError (runtime.ts gives a thread's
+ * load failure that class again) and the directory checks core/table.ts repeats when it compiles
+ * the registrations; `loadScriptSandbox` never runs there in a threaded host.
  */
 import { CodedError } from "#lib/errors";
 import { createSandbox, type HostValue, type NativeModule, SandboxBrokenError, type SandboxEngine, type SourceResolver } from "#lib/sandbox";
 import { resolveRelativePath } from "#lib/files";
 import { compileRoutePlan, normalizePrefix } from "../core/plan.ts";
-import { COMPACT_TYPES, DISPATCH_GLOBAL, HOST_MODULE, HTTPMOD_FILE, HTTPMOD_SOURCE } from "./httpmod-source.ts";
+import { HOST_MODULE, HTTPMOD_FILE, HTTPMOD_SOURCE } from "./httpmod-source.ts";
+import { type ConsoleLine, DISPATCH_GLOBAL, dispatcherResponse, type DispatchOutcome, isCompactAnswer } from "./script-wire.ts";
+
+export type { ConsoleLine, DispatchOutcome, ScriptResponse } from "./script-wire.ts";
 
 /** A script and everything it may `require`: files by canonical name ("/app.js"). */
 export interface ScriptBundle {
@@ -49,26 +57,6 @@ export type Registration =
   | { kind: "mount"; prefix: string; mountable: string; stripPrefix: boolean; excludePrefixes: string[]; at: string }
   | { kind: "static"; prefix: string; directory: string; at: string }
   | { kind: "assets"; prefix: string; assets: string; root: string; excludePrefixes: string[]; spa?: { index: string }; at: string };
-
-export interface ScriptResponse {
-  status: number;
-  headers: [string, string][];
-  body: string | null;
-  bytes?: Uint8Array;
-  /** `res.html(value)` with a non-string value: the host's renderer makes the body. */
-  render?: { value: HostValue };
-  /** The handler read `request.session` (a new session then gets its cookie). */
-  sessionUsed?: boolean;
-}
-
-export interface ConsoleLine {
-  level: string;
-  text: string;
-}
-
-export type DispatchOutcome =
-  | { ok: true; response: ScriptResponse; console: ConsoleLine[] }
-  | { ok: false; failure: "error" | "timeout" | "memory" | "broken"; message: string; stack?: string; console: ConsoleLine[] };
 
 /** The input of one handler call. */
 export interface DispatchInput {
@@ -173,56 +161,16 @@ function prefixList(value: HostValue): string[] {
   return value.map((p) => normalizePrefix(p, "excluded prefix"));
 }
 
-/** Whether `text` is a plain answer of the dispatcher (compact: see COMPACT_TYPES), as
- * `dispatchText` hands it out; no JSON text starts with its first character. */
-export function isAnswerText(text: string): boolean {
-  const c = text.charCodeAt(0);
-  return c >= 1 && c <= 8;
-}
-
-/** The response a plain answer (`isAnswerText`) stands for, read wherever it arrives. */
-export function answerResponse(text: string): ScriptResponse {
-  const c = text.charCodeAt(0);
-  const type = COMPACT_TYPES[(c - 1) & 3]!;
-  const response: ScriptResponse = { status: 200, headers: type === "" ? [] : [["content-type", type]], body: text.slice(1) };
-  if (c > 4) response.sessionUsed = true;
-  return response;
-}
-
-/** The response httpmod's dispatcher produced: compact (a code character and the body, see
- * COMPACT_TYPES) or JSON made by QuickJS from its own state. */
-function responseFrom(text: string, bytes: Uint8Array | undefined): ScriptResponse {
-  if (isAnswerText(text)) return answerResponse(text);
-  const d = JSON.parse(text) as {
-    status: number;
-    headers: [string, string][];
-    body: string | null;
-    bytes: boolean;
-    render?: HostValue;
-    hasRender: boolean;
-    sessionUsed: boolean;
-  };
-  const response: ScriptResponse = {
-    status: d.status,
-    headers: d.headers.map(([n, v]) => [String(n), String(v)]),
-    body: typeof d.body === "string" ? d.body : null,
-  };
-  if (d.bytes && bytes) response.bytes = bytes;
-  if (d.hasRender) response.render = { value: d.render ?? null };
-  if (d.sessionUsed) response.sessionUsed = true;
-  return response;
-}
-
 export interface ScriptSandbox {
   readonly registrations: Registration[];
   /** Calls handler `handler` with a DispatchInput as JSON (made once by the runtime, so a thread
    * gets a string rather than an object to copy). */
   dispatch(handler: number, inputJson: string): Promise<DispatchOutcome>;
   /**
-   * `dispatch`, except that a plain answer (status 200, no header but a helper's content type, a
+   * `dispatch`, except that a compact answer (status 200, no header but a helper's content type, a
    * string body) with no console line comes back as the dispatcher's own text: a string a thread
-   * can pass on as it is (no outcome object to make and copy), read with `answerResponse` where
-   * it arrives; `isAnswerText` tells it from JSON. Anything else comes back as `dispatch` has it.
+   * can pass on as it is (no outcome object to make and copy), read with script-wire.ts's
+   * `decodeOutcome` where it arrives. Anything else comes back as `dispatch` has it.
    */
   dispatchText(handler: number, inputJson: string): Promise<DispatchOutcome | string>;
   /** The sandbox cannot be used any more (replace it). */
@@ -410,8 +358,8 @@ export async function loadScriptSandbox(
     if (r.status === "ok") {
       const answer = r.text;
       if (answer === undefined) return fail("error", "the handler finished without a response");
-      if (asText && consoleLines.length === 0 && isAnswerText(answer)) return answer;
-      return { ok: true, response: responseFrom(answer, bytes), console: [...consoleLines] };
+      if (asText && consoleLines.length === 0 && isCompactAnswer(answer)) return answer;
+      return { ok: true, response: dispatcherResponse(answer, bytes), console: [...consoleLines] };
     }
     if (r.limit === "memory") {
       broken = true; // retained garbage may keep it near the limit: start afresh

@@ -3,6 +3,12 @@
  * current script (lib/sandbox-host/sandbox-set.ts), in process or on a thread, so a handler that
  * waits does not hold up the next request. A sandbox that broke (out of memory, native stack
  * overflow) is closed, and a fresh one loaded with the same script when a call needs it.
+ *
+ * Runs where the sandboxes live: on each request thread (`serveScriptThread`, the entry of
+ * node-thread.ts and deno-thread.ts), or on the serving thread in process (`scriptSide` through
+ * runtime.ts's `inProcessScriptRuntime`: workerd, `--threads 0`). The main thread of a threaded
+ * host takes only this file's protocol types and SANDBOXES_PER_SIDE; how a call and its outcome
+ * are written is script-wire.ts's.
  */
 import {
   type AskHost,
@@ -16,10 +22,8 @@ import {
   type ThreadEndpoint,
 } from "#lib/sandbox-host";
 import type { HostValue, SandboxEngine } from "#lib/sandbox";
+import { decodeDispatchCall, type DispatchOutcome, encodeOutcome } from "./script-wire.ts";
 import {
-  answerResponse,
-  type DispatchOutcome,
-  isAnswerText,
   loadScriptSandbox,
   type Registration,
   type ScriptBundle,
@@ -39,26 +43,12 @@ export interface ScriptThreadInit extends SandboxThreadInit {
 }
 
 /**
- * A dispatch crosses as a string, `<handler> <input JSON>`, and its outcome comes back as JSON
- * text when it is plain data (no bytes, nothing for the renderer): strings cross the thread channel
- * several times cheaper than objects (lib/sandbox-host/wire.ts). In process it stays an object.
+ * A dispatch crosses a thread as a string (script-wire.ts: `encodeDispatchCall`), and its outcome
+ * comes back as `encodeOutcome` writes it. In process it stays an object.
  */
 export type ScriptCall = { op: "load"; bundle: ScriptBundle } | { op: "dispatch"; handler: number; input: string } | string;
 export type ScriptCallResult = Registration[] | DispatchOutcome | string;
 
-export const dispatchCall = (handler: number, input: string): string => `${handler} ${input}`;
-
-/** An outcome as text: the dispatcher's own short answer as it is, else JSON when JSON keeps all of it. */
-function outcomeText(outcome: DispatchOutcome | string): DispatchOutcome | string {
-  if (typeof outcome === "string") return outcome;
-  return outcome.ok && (outcome.response.bytes !== undefined || outcome.response.render !== undefined) ? outcome : JSON.stringify(outcome);
-}
-
-/** An outcome as it came back from a side. */
-export function outcomeOf(result: ScriptCallResult): DispatchOutcome {
-  if (typeof result !== "string") return result as DispatchOutcome;
-  return isAnswerText(result) ? { ok: true, response: answerResponse(result), console: [] } : (JSON.parse(result) as DispatchOutcome);
-}
 export type ToScriptThread = PoolMessage<ScriptThreadInit, ScriptCall>;
 export type FromScriptThread = PoolReply<ScriptCallResult, never>;
 
@@ -134,8 +124,8 @@ export function scriptSide(
     loaded.channel.ask = ask;
     try {
       if (typeof call === "string") {
-        const space = call.indexOf(" ");
-        return outcomeText(await loaded.sandbox.dispatchText(Number(call.slice(0, space)), call.slice(space + 1)));
+        const { handler, inputJson } = decodeDispatchCall(call);
+        return encodeOutcome(await loaded.sandbox.dispatchText(handler, inputJson));
       }
       if (call.op !== "dispatch") throw new Error("not a dispatch");
       return await loaded.sandbox.dispatch(call.handler, call.input);

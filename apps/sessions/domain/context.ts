@@ -30,8 +30,8 @@ export interface ServiceContext {
   clock: Clock;
   newId: () => string;
   logger: Logger;
-  /** Sessions with an execution in flight. Checked and set with no await in between, so two
-   * simultaneous requests cannot both pass (SESSION_BUSY). */
+  /** Sessions with an execution or a restart in flight (`claimSession` in sessions.ts, the only
+   * place that reads or writes it). */
   busy: Set<string>;
   /** The records of the sessions this process holds live (`ready`), by id. This process is the
    * only writer of those rows, so reading a live session needs no query; a session leaves the

@@ -11,6 +11,7 @@
  * after the execution and its events up to the limit are stored. A runtime that dies under the
  * execution ends it as `error` with a `system` event, and the session becomes `crashed`.
  */
+import { limitWording } from "../live/limits.ts";
 import type { ExecutionOutcome, ExecutionRequest } from "../live/types.ts";
 import * as db from "../store/executions.ts";
 import type { ServiceContext } from "./context.ts";
@@ -18,7 +19,7 @@ import { executionNotFound, liveErrorCode, SessionServiceError } from "./errors.
 import { checkRelativePath, readFileIn } from "./files.ts";
 import { type ExecutionEnd, ExecutionRecorder } from "./recorder.ts";
 import { type EventRecord, type ExecutionRecord, timestamp } from "./records.ts";
-import { requireSession, sessionsCrashed } from "./sessions.ts";
+import { claimSession, requireSession, sessionsCrashed } from "./sessions.ts";
 
 export type RunInput =
   | { kind: "repl"; session_id: string; input: string }
@@ -35,9 +36,7 @@ export async function runExecution(ctx: ServiceContext, input: RunInput): Promis
   if (session.status !== "ready") {
     throw new SessionServiceError("SESSION_NOT_READY", `session ${session.id} is ${session.status}, not ready`, { status: session.status });
   }
-  // Check and claim with no await in between: of two simultaneous requests exactly one passes.
-  if (ctx.busy.has(session.id)) throw new SessionServiceError("SESSION_BUSY", `session ${session.id} is running another execution`);
-  ctx.busy.add(session.id);
+  const release = claimSession(ctx, session.id, `session ${session.id} is running another execution`);
   try {
     let request: ExecutionRequest;
     if (input.kind === "run_file") {
@@ -74,20 +73,12 @@ export async function runExecution(ctx: ServiceContext, input: RunInput): Promis
       ctx.recorders.delete(execution.id);
     }
   } finally {
-    ctx.busy.delete(session.id);
+    release();
   }
 }
 
-const LIMIT_NAMES: Record<string, string> = {
-  cpu_ms: "cpu_ms (CPU time)",
-  wall_ms: "wall_ms (wall-clock time)",
-  max_events: "max_events (event count)",
-  max_output_kb: "max_output_kb (output size)",
-  memory: "mem_mb (memory)",
-};
-
 function limitMessage(outcome: ExecutionOutcome): string {
-  const limit = outcome.limit ? LIMIT_NAMES[outcome.limit] ?? outcome.limit : "a limit";
+  const limit = outcome.limit ? limitWording(outcome.limit) : "a limit";
   return `execution stopped: ${limit} limit exceeded`;
 }
 

@@ -65,8 +65,10 @@ export function isModuleName(name: string): name is ModuleName {
   return (MODULE_CATALOG as readonly string[]).includes(name);
 }
 
-/** Parses a catalog setting (`fs,path`): every name must be in MODULE_CATALOG. */
+/** Parses a catalog setting (`fs,path`): every name must be in MODULE_CATALOG; `""` or `none` is none
+ * (an empty environment variable counts as unset, so it needs the word). */
 export function parseModuleCatalog(text: string): ModuleName[] {
+  if (text.trim() === "none") return [];
   const names = text.split(",").map((n) => n.trim()).filter((n) => n !== "");
   const unknown = names.filter((n) => !isModuleName(n));
   if (unknown.length > 0) throw new Error(`unknown module${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}: the catalog is ${MODULE_CATALOG.join(", ")}`);

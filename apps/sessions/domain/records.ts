@@ -1,5 +1,5 @@
 /**
- * The records the API returns (decisions.md, "Session service"): snake_case fields, timestamps as
+ * The records the API returns (docs/sessions.md#records): snake_case fields, timestamps as
  * RFC 3339 UTC strings with milliseconds, optional fields absent rather than null.
  */
 import type { CapabilityKind, EventType, ExecutionStatus as FinalStatus, Settings } from "../live/types.ts";

@@ -198,8 +198,7 @@ export async function restartSession(ctx: ServiceContext, id: string): Promise<S
   if (session.status !== "ready") {
     throw new SessionServiceError("SESSION_NOT_READY", `session ${id} is ${session.status}, not ready`, { status: session.status });
   }
-  if (ctx.busy.has(id)) throw new SessionServiceError("SESSION_BUSY", `session ${id} is running an execution; cancel it first`);
-  ctx.busy.add(id);
+  const release = claimSession(ctx, id, `session ${id} is running an execution; cancel it first`);
   try {
     let spec: SessionSpec;
     try {
@@ -216,9 +215,21 @@ export async function restartSession(ctx: ServiceContext, id: string): Promise<S
       throw failure;
     }
   } finally {
-    ctx.busy.delete(id);
+    release();
   }
   return requireSession(ctx, id);
+}
+
+/**
+ * Claims a session for an execution or a restart: the one place the service decides SESSION_BUSY
+ * (409, with `busyMessage`). Checked and claimed with no await in between, so of two simultaneous
+ * requests exactly one passes, and before anything is read or stored, so a refused one changes
+ * nothing. Returns the release. The live layer never sees a second execution of a claimed session.
+ */
+export function claimSession(ctx: ServiceContext, id: string, busyMessage: string): () => void {
+  if (ctx.busy.has(id)) throw new SessionServiceError("SESSION_BUSY", busyMessage);
+  ctx.busy.add(id);
+  return () => ctx.busy.delete(id);
 }
 
 /** At start: what the last process had alive is closed, and its running executions end as

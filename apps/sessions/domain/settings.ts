@@ -1,27 +1,17 @@
 /**
  * Template settings: the spec's defaults, and the deep merge a settings PATCH applies. Values are
  * validated by the request schema (routes/schemas.ts) before they get here; lists replace, objects
- * merge key by key.
+ * merge key by key. The limits' defaults and maxima are the limits table's (live/limits.ts).
  */
+import { defaultLimits, LIMIT_MAXIMA, LIMIT_NAMES } from "../live/limits.ts";
 import type { Settings } from "../live/types.ts";
 
 export type { Settings };
-
-/** The largest value of each limit (docs/sessions.md, "Settings"; the request schema enforces
- * them). Time limits stop at a day, so wall_ms plus the watchdog's grace stays far below the
- * 2^31-1 ms a timer can wait. mem_mb stops at 1024, a sandbox thread's whole QuickJS heap: QuickJS
- * takes its limit as a 32-bit size, and 4096 MiB (2^32 bytes) broke the sandbox at its start. */
-export const LIMIT_MAXIMA = {
-  cpu_ms: 86_400_000,
-  wall_ms: 86_400_000,
-  mem_mb: 1024,
-  max_events: 1_000_000,
-  max_output_kb: 1_048_576,
-} as const satisfies Settings["limits"];
+export { LIMIT_MAXIMA };
 
 export function defaultSettings(): Settings {
   return {
-    limits: { cpu_ms: 5000, wall_ms: 30000, mem_mb: 128, max_events: 1000, max_output_kb: 512 },
+    limits: defaultLimits(),
     resolver: { roots: [], extensions: [".js", ".mjs"], allow_absolute_repo_imports: false },
     runtime: { esm: false, strict: false, console: true },
   };
@@ -45,7 +35,7 @@ export function mergeSettings(current: Settings, patch: SettingsPatch): Settings
  */
 export function parseStoredSettings(text: string): Settings {
   const settings = mergeSettings(defaultSettings(), JSON.parse(text) as SettingsPatch);
-  for (const name of Object.keys(LIMIT_MAXIMA) as (keyof Settings["limits"])[]) {
+  for (const name of LIMIT_NAMES) {
     const value = settings.limits[name];
     if (typeof value === "number" && value > LIMIT_MAXIMA[name]) settings.limits[name] = LIMIT_MAXIMA[name];
   }

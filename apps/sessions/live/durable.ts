@@ -153,6 +153,8 @@ export function sessionRuntimeObject<Env>(options: SessionRuntimeObjectOptions<E
     private execute(request: ExecutionRequest): Response {
       const runtime = this.runtime;
       if (!runtime?.live) return json(404, { code: "SESSION_NOT_LIVE", message: "this session has no live runtime" });
+      // The object decides SESSION_BUSY (the client does not): it holds the runtime, and may
+      // outlive the service's memory of what runs in it.
       if (runtime.busy) return json(409, { code: "SESSION_BUSY", message: "the session is already running an execution" });
       const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
       const writer = writable.getWriter();
@@ -197,15 +199,15 @@ async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> 
 }
 
 /**
- * LiveRuntimes over session objects: the caller's in-memory view (which ids are live, which are
- * busy) plus one stub per session. `close` always reaches the object, so closing ids after a
+ * LiveRuntimes over session objects: the caller's in-memory view (which ids are live, which run an
+ * execution) plus one stub per session. `close` always reaches the object, so closing ids after a
  * restart frees any runtime left from before. A lost object is reported by the call that finds it
  * gone (RUNTIME_LOST), so there is no `onLost` here.
  */
 export function durableRuntimes(namespace: SessionObjectNamespace): LiveRuntimes {
   const live = new Set<string>();
   /** Sessions running an execution, each with a token of its own (a cancel retried must not reach the next one). */
-  const busy = new Map<string, object>();
+  const running = new Map<string, object>();
   const stub = (sessionId: string) => namespace.get(namespace.idFromName(sessionId));
   const post = (sessionId: string, path: string, body?: unknown) =>
     stub(sessionId).fetch(`https://session${path}`, {
@@ -239,8 +241,9 @@ export function durableRuntimes(namespace: SessionObjectNamespace): LiveRuntimes
 
     async execute(sessionId, request, onEvent) {
       if (!live.has(sessionId)) throw new LiveRuntimeError("SESSION_NOT_LIVE", `session ${sessionId} is not live`);
-      if (busy.has(sessionId)) throw new LiveRuntimeError("SESSION_BUSY", `session ${sessionId} is already running an execution`);
-      busy.set(sessionId, {});
+      // SESSION_BUSY is the object's to answer; a second execute must not take the first's token.
+      const token = {};
+      if (!running.has(sessionId)) running.set(sessionId, token);
       try {
         let res: Response;
         try {
@@ -269,15 +272,15 @@ export function durableRuntimes(namespace: SessionObjectNamespace): LiveRuntimes
         }
         throw lost(sessionId, "the session's object ended the execution without an outcome");
       } finally {
-        busy.delete(sessionId);
+        if (running.get(sessionId) === token) running.delete(sessionId);
       }
     },
 
     async cancel(sessionId) {
       // The object answers 409 while its execute request has not reached it yet: ask again while
       // the execution is still ours to run (a short wait each time; it ends at wall_ms anyway).
-      const running = busy.get(sessionId);
-      while (running && live.has(sessionId) && busy.get(sessionId) === running) {
+      const token = running.get(sessionId);
+      while (token && live.has(sessionId) && running.get(sessionId) === token) {
         const res = await post(sessionId, "/cancel").catch(() => undefined);
         await res?.body?.cancel();
         if (res?.status === 204) return true;

@@ -1,18 +1,42 @@
 /**
- * LiveRuntimes with every sandbox in the calling thread: for tests, and the building block of
- * each worker thread (thread-host.ts: the sandbox side) and Durable Object. A running execution holds this thread
- * for up to `cpu_ms`, so servers use the thread pool (Node, Deno) or Durable Objects (workerd).
+ * LiveRuntimes with every sandbox in the calling thread (the in-process mode and tests). A running
+ * execution holds this thread for up to `cpu_ms`, so servers use the thread pool (Node, Deno) or
+ * Durable Objects (workerd). The sandbox side of a pool thread (thread-host.ts) holds its
+ * SessionRuntimes the same way, through `executeOn`.
  */
 import type { SandboxEngine } from "#lib/sandbox";
 import { SessionRuntime } from "./session-runtime.ts";
-import { type ExecutionOutcome, type ExecutionRequest, type LiveEvent, LiveRuntimeError, type LiveRuntimeOptions, type LiveRuntimes } from "./types.ts";
+import {
+  type ExecutionOutcome,
+  type ExecutionRequest,
+  type LiveEvent,
+  LiveRuntimeError,
+  type LiveRuntimeOptions,
+  type LiveRuntimes,
+  sessionBusy,
+} from "./types.ts";
 
-/** In process, an execution may also take a cancel flag that another thread sets (thread-host.ts). */
-export interface InProcessRuntimes extends LiveRuntimes {
-  execute(sessionId: string, request: ExecutionRequest, onEvent: (event: LiveEvent) => void, cancelFlag?: Int32Array): Promise<ExecutionOutcome>;
+/**
+ * Runs an execution on a session of `live` (SESSION_NOT_LIVE when it has none); a session whose
+ * sandbox broke under it is dropped from `live`.
+ */
+export async function executeOn(
+  live: Map<string, SessionRuntime>,
+  sessionId: string,
+  request: ExecutionRequest,
+  onEvent: (event: LiveEvent) => void,
+  cancelFlag?: Int32Array,
+): Promise<ExecutionOutcome> {
+  const session = live.get(sessionId);
+  if (!session) throw new LiveRuntimeError("SESSION_NOT_LIVE", `session ${sessionId} is not live`);
+  try {
+    return await session.execute(request, onEvent, cancelFlag);
+  } finally {
+    if (!session.live && live.get(sessionId) === session) live.delete(sessionId);
+  }
 }
 
-export function createInProcessRuntimes(engine: SandboxEngine, options: LiveRuntimeOptions): InProcessRuntimes {
+export function createInProcessRuntimes(engine: SandboxEngine, options: LiveRuntimeOptions): LiveRuntimes {
   const live = new Map<string, SessionRuntime>();
   const opening = new Set<string>();
   return {
@@ -25,14 +49,9 @@ export function createInProcessRuntimes(engine: SandboxEngine, options: LiveRunt
         opening.delete(spec.sessionId);
       }
     },
-    async execute(sessionId, request, onEvent, cancelFlag) {
-      const session = live.get(sessionId);
-      if (!session) throw new LiveRuntimeError("SESSION_NOT_LIVE", `session ${sessionId} is not live`);
-      try {
-        return await session.execute(request, onEvent, cancelFlag);
-      } finally {
-        if (!session.live && live.get(sessionId) === session) live.delete(sessionId);
-      }
+    async execute(sessionId, request, onEvent) {
+      if (live.get(sessionId)?.busy) throw sessionBusy(sessionId);
+      return executeOn(live, sessionId, request, onEvent);
     },
     async cancel(sessionId) {
       return live.get(sessionId)?.cancel() ?? false;

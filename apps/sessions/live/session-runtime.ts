@@ -27,21 +27,18 @@ import {
   type SourceResolver,
 } from "#lib/sandbox";
 import { type ImportResolver, importResolver, prefetchImports } from "./imports.ts";
+import { reportedLimit, sandboxLimits, stoppedWording } from "./limits.ts";
 import { sessionCatalog } from "./modules/catalog.ts";
 import { type ExecutionOutcome, type ExecutionRequest, type LiveEvent, LiveRuntimeError, type LiveRuntimeOptions, type SessionSpec } from "./types.ts";
 
-const LIMIT_NAMES = { cpu_ms: "cpu_ms", wall_ms: "wall_ms", max_events: "max_events", max_output_bytes: "max_output_kb", memory: "memory" } as const;
-
 /** A sandbox result in words, for startup failures and the timeout's system event. */
 function describeFailure(r: EvaluateResult, spec: SessionSpec): string {
-  const l = spec.settings.limits;
   switch (r.status) {
     case "error":
       return r.error ? r.error.stack.split("\n")[0] || `${r.error.name}: ${r.error.message}` : "error";
     case "timeout":
-      return r.limit === "wall_ms" ? `timed out (wall_ms limit of ${l.wall_ms} ms)` : `timed out (cpu_ms limit of ${l.cpu_ms} ms)`;
     case "limit_exceeded":
-      return r.limit === "max_output_bytes" ? `output limit exceeded (max_output_kb ${l.max_output_kb})` : `event limit exceeded (max_events ${l.max_events})`;
+      return stoppedWording(r.status, r.limit, spec.settings.limits);
     default:
       return "ok";
   }
@@ -89,13 +86,7 @@ export class SessionRuntime {
     let sandbox: Sandbox;
     try {
       sandbox = createSandbox(engine, {
-        limits: {
-          cpuMs: limits.cpu_ms,
-          wallMs: limits.wall_ms,
-          memMb: limits.mem_mb,
-          maxEvents: limits.max_events,
-          maxOutputBytes: limits.max_output_kb * 1024,
-        },
+        limits: sandboxLimits(limits),
         console: runtime.console,
         strict: runtime.strict,
         modules: catalog.modules,
@@ -136,6 +127,8 @@ export class SessionRuntime {
     return prefetchImports(this.options.worktrees, this.spec.worktreePath, this.resolver, { name, source }, this.natives);
   }
 
+  /** An execution runs. Refusing a second one is the caller's (LiveRuntimes.execute): two at once
+   * would share one sandbox. */
   get busy(): boolean {
     return this.running;
   }
@@ -145,13 +138,12 @@ export class SessionRuntime {
   }
 
   /**
-   * Runs one execution; `onEvent` gets every event in order as it is produced. Throws
-   * LiveRuntimeError SESSION_BUSY while another runs, SESSION_NOT_LIVE after close, RUNTIME_LOST
-   * when the sandbox broke (it is then closed) or was closed under the execution.
+   * Runs one execution (never two at once: see `busy`); `onEvent` gets every event in order as it
+   * is produced. Throws LiveRuntimeError SESSION_NOT_LIVE after close, RUNTIME_LOST when the
+   * sandbox broke (it is then closed) or was closed under the execution.
    */
   async execute(request: ExecutionRequest, onEvent: (event: LiveEvent) => void, cancelFlag?: Int32Array): Promise<ExecutionOutcome> {
     if (this.closed) throw new LiveRuntimeError("SESSION_NOT_LIVE", `session ${this.spec.sessionId} is not live`);
-    if (this.running) throw new LiveRuntimeError("SESSION_BUSY", `session ${this.spec.sessionId} is already running an execution`);
     this.running = true;
     this.cancelRequested = false;
     try {
@@ -211,7 +203,7 @@ export class SessionRuntime {
     const outcome: ExecutionOutcome = { status: r.status, metrics: metrics(r.outputBytes) };
     if (r.value) outcome.result = { ...r.value };
     if (r.error) outcome.error = { message: r.error.message, stack: r.error.stack };
-    if (r.limit) outcome.limit = LIMIT_NAMES[r.limit];
+    if (r.limit) outcome.limit = reportedLimit(r.limit);
     // The closing event says why it ended early, and what happened to timers still pending.
     if (events < limits.max_events) {
       if (r.status === "timeout") {

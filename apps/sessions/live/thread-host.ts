@@ -1,14 +1,17 @@
 /**
  * The session service's sandbox side on a thread of the pool (thread-pool.ts), runtime-free: the
- * shared thread entry (lib/sandbox-host) loads the thread's engine with its heap cap, and the
- * sessions pinned to the thread live in-process there. The thread entry files
+ * shared thread entry (lib/sandbox-host) loads the thread's engine with its heap cap, and this side
+ * holds the SessionRuntimes of the sessions pinned to the thread. Which sessions are live, and
+ * that each opens once, is the main thread's (thread-pool.ts); this side runs what it is sent.
+ * The thread entry files
  * (apps/sessions/node-thread.ts, deno-thread.ts) supply the endpoint and the worktree FileTree,
  * which cannot be copied from the main thread.
  */
 import type { FileTree } from "#lib/files";
 import { type SandboxSide, serveSandboxThread, type ThreadEndpoint } from "#lib/sandbox-host";
 import type { SandboxEngine } from "#lib/sandbox";
-import { createInProcessRuntimes } from "./in-process.ts";
+import { executeOn } from "./in-process.ts";
+import { SessionRuntime } from "./session-runtime.ts";
 import type { ExecutionOutcome, LiveEvent } from "./types.ts";
 import type { FromThread, SessionCall, ThreadInit, ToThread } from "./thread-pool.ts";
 
@@ -27,21 +30,23 @@ export function sessionSide(
   { hostEnv, modules }: ThreadInit,
   setup: ThreadSetup,
 ): SandboxSide<SessionCall, ExecutionOutcome | null, LiveEvent> {
-  const runtimes = createInProcessRuntimes(engine, { worktrees: setup.worktrees, fetch: setup.fetch, hostEnv, modules });
+  const options = { worktrees: setup.worktrees, fetch: setup.fetch, hostEnv, modules };
+  const sessions = new Map<string, SessionRuntime>();
   return {
     async handle(call, emit) {
       switch (call.op) {
         case "open":
-          await runtimes.open(call.spec);
+          sessions.set(call.spec.sessionId, await SessionRuntime.open(engine, call.spec, options));
           return null;
         case "execute":
-          return runtimes.execute(call.sessionId, call.request, emit, call.cancelFlag);
+          return executeOn(sessions, call.sessionId, call.request, emit, call.cancelFlag);
         case "cancel":
           // Wakes an execution waiting on a timer or a host call; spinning code has seen the flag.
-          await runtimes.cancel(call.sessionId);
+          sessions.get(call.sessionId)?.cancel();
           return null;
         case "close":
-          await runtimes.close(call.sessionId);
+          sessions.get(call.sessionId)?.close();
+          sessions.delete(call.sessionId);
           return null;
       }
     },

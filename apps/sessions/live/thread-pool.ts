@@ -29,6 +29,7 @@ import {
   type LiveRuntimeOptions,
   type LiveRuntimes,
   type ModuleName,
+  sessionBusy,
   type SessionSpec,
 } from "./types.ts";
 
@@ -161,7 +162,7 @@ export function createThreadRuntimes(spawn: SpawnSessionThread, options: ThreadP
     async execute(sessionId, request, onEvent) {
       const entry = live.get(sessionId);
       if (!entry) throw notLive(sessionId);
-      if (busy.has(sessionId)) throw new LiveRuntimeError("SESSION_BUSY", `session ${sessionId} is already running an execution`);
+      if (busy.has(sessionId)) throw sessionBusy(sessionId);
       busy.add(sessionId);
       const cancelFlag = new Int32Array(new SharedArrayBuffer(4));
       cancelFlags.set(sessionId, cancelFlag);

@@ -5,14 +5,9 @@
  * Object per session (workerd).
  */
 import { CodedError } from "#lib/errors";
+import type { Limits, ReportedLimit } from "./limits.ts";
 
-export interface Limits {
-  cpu_ms: number;
-  wall_ms: number;
-  mem_mb: number;
-  max_events: number;
-  max_output_kb: number;
-}
+export type { Limits };
 
 export interface Settings {
   limits: Limits;
@@ -67,7 +62,7 @@ export interface ExecutionOutcome {
   result?: { type: string; preview: string; json?: unknown };
   error?: { message: string; stack: string };
   /** Which limit ended it, for `timeout` and `limit_exceeded`. */
-  limit?: "cpu_ms" | "wall_ms" | "max_events" | "max_output_kb" | "memory";
+  limit?: ReportedLimit;
   metrics: { duration_ms: number; events: number; output_bytes: number };
 }
 
@@ -75,6 +70,9 @@ export interface ExecutionOutcome {
 export type LiveErrorCode = "STARTUP_FAILED" | "SESSION_NOT_LIVE" | "SESSION_BUSY" | "RUNTIME_LOST";
 
 export class LiveRuntimeError extends CodedError<LiveErrorCode> {}
+
+/** The refusal of a second execution of a session (see LiveRuntimes.execute). */
+export const sessionBusy = (sessionId: string) => new LiveRuntimeError("SESSION_BUSY", `session ${sessionId} is already running an execution`);
 
 export interface LiveRuntimes {
   /**
@@ -87,7 +85,10 @@ export interface LiveRuntimes {
    * Runs one execution. `onEvent` is called for every event in order as it is produced (including
    * `input_echo` first), never more than `max_events` times in all. Rejects with
    * `SESSION_NOT_LIVE` for an id that is not live, `SESSION_BUSY` while another execution of the
-   * session runs, `RUNTIME_LOST` when the runtime died under it (its thread crashed or hung past
+   * session runs (decided once per implementation, where the session's state is authoritative:
+   * the thread pool's main thread, the session's Durable Object, in process the runtimes' map;
+   * the REST layer's claim keeps its own calls one at a time),
+   * `RUNTIME_LOST` when the runtime died under it (its thread crashed or hung past
    * `wall_ms`; the session is then no longer live). Throws, timeouts and limits are outcomes.
    */
   execute(sessionId: string, request: ExecutionRequest, onEvent: (event: LiveEvent) => void): Promise<ExecutionOutcome>;

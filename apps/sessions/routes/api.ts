@@ -20,10 +20,20 @@
 import { sValidator } from "@hono/standard-validator";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Context, Env, Hono, MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { describeRoute, type DescribeRouteOptions, resolver, validator } from "hono-openapi";
 import * as v from "valibot";
-import { ApiError, decodeStrict, invalidRequest, JsonDepthError, parseJsonBounded, tooDeep, validationError } from "#lib/http";
+import {
+  ApiError,
+  BodyLimitError,
+  checkDeclaredLength,
+  decodeStrict,
+  invalidRequest,
+  JsonDepthError,
+  parseJsonBounded,
+  readBoundedBytes,
+  tooDeep,
+  validationError,
+} from "#lib/http";
 import { ERROR_STATUS, type ErrorCode, SessionServiceError } from "../domain/errors.ts";
 import { COMPONENTS, ErrorEnvelopeSchema, JSON_SCHEMA } from "./schemas.ts";
 
@@ -119,27 +129,32 @@ export function describe(doc: OperationDoc): MiddlewareHandler {
   return Object.assign(limitBody(doc.textBody ? TEXT_BODY_LIMIT : JSON_BODY_LIMIT), describeRoute(spec));
 }
 
-/** 413, and the connection is closed: the client may still be sending the rest of the body. */
-const tooLarge = (limit: number) => (): never => {
-  throw new SessionServiceError("PAYLOAD_TOO_LARGE", `request body is larger than ${limit} bytes`, { limit_bytes: limit }, { Connection: "close" });
-};
+/** lib/http's refusal in the API's words: 413 PAYLOAD_TOO_LARGE, and the connection is closed (the
+ * client may still be sending the rest of the body); a body that breaks off is 400. */
+function bodyRefusal(err: BodyLimitError, limit: number): Error {
+  if (err.code !== "BODY_TOO_LARGE") return invalidRequest(err.message);
+  return new SessionServiceError("PAYLOAD_TOO_LARGE", `request body is larger than ${limit} bytes`, { limit_bytes: limit }, { Connection: "close" });
+}
 
 /**
- * The body size limit. A request that declares its length is judged by the header alone, without
- * touching the body stream, so the body is later read in one piece (on Node, @hono/node-server
- * reads it straight from the socket; building the web stream Hono's `bodyLimit` reads costs more
- * than the rest of a small request). Anything else goes through `bodyLimit`, which counts bytes.
+ * The body size limit, as the other two products apply theirs (lib/http/body-limit.ts). A request
+ * that declares its length is judged by the header alone, without touching the body stream, so the
+ * body is later read in one piece (on Node, @hono/node-server reads it straight from the socket;
+ * building a web stream costs more than the rest of a small request). A streamed body is read
+ * here, counted in bytes and pieces, and handed on as the bytes read.
  */
 function limitBody(limit: number): MiddlewareHandler {
-  const counted = bodyLimit({ maxSize: limit, onError: tooLarge(limit) });
   return async (c, next) => {
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
-    const length = c.req.header("content-length");
-    if (length !== undefined && c.req.header("transfer-encoding") === undefined) {
-      if (Number.parseInt(length, 10) > limit) tooLarge(limit)();
-      return next();
+    try {
+      if (!checkDeclaredLength(c.req.raw, limit) && c.req.raw.body !== null) {
+        // Never a SharedArrayBuffer's view: the bytes of one request.
+        c.req.raw = new Request(c.req.raw, { body: (await readBoundedBytes(c.req.raw, limit)) as Uint8Array<ArrayBuffer> });
+      }
+    } catch (err) {
+      throw err instanceof BodyLimitError ? bodyRefusal(err, limit) : err;
     }
-    return counted(c, next);
+    return next();
   };
 }
 

@@ -7,7 +7,7 @@
 import type { ConversionConfig } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { CAPABILITY_KINDS, ENGINES, EVENT_TYPES, EXECUTION_KINDS, EXECUTION_STATUSES, SESSION_STATUSES } from "../domain/records.ts";
-import { LIMIT_MAXIMA } from "../domain/settings.ts";
+import { LIMIT_NAMES, type LimitName, SESSION_LIMITS } from "../live/limits.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks
@@ -43,13 +43,11 @@ const queryInteger = (min: 0 | 1, description: string) =>
 // ---------------------------------------------------------------------------------------------
 // Settings
 
-const limitsEntries = {
-  cpu_ms: limit(LIMIT_MAXIMA.cpu_ms, "CPU time an execution may use, ms (default 5000)"),
-  wall_ms: limit(LIMIT_MAXIMA.wall_ms, "wall-clock time an execution may take, ms (default 30000)"),
-  mem_mb: limit(LIMIT_MAXIMA.mem_mb, "memory a session may use, MiB (default 128)"),
-  max_events: limit(LIMIT_MAXIMA.max_events, "events an execution may produce (default 1000)"),
-  max_output_kb: limit(LIMIT_MAXIMA.max_output_kb, "console output an execution may produce, KiB of UTF-8 (default 512)"),
-};
+/** One entry per row of the limits table, described from it. */
+const limitsEntries = Object.fromEntries(LIMIT_NAMES.map((name) => {
+  const row = SESSION_LIMITS[name];
+  return [name, limit(row.maximum, `${row.description} (default ${row.default})`)];
+})) as { [K in LimitName]: ReturnType<typeof limit> };
 const resolverEntries = {
   roots: v.array(nonEmpty("a root")),
   extensions: v.array(v.pipe(v.string(), v.regex(/^\.[A-Za-z0-9]+$/, "must look like .js"))),

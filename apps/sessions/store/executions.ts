@@ -25,7 +25,7 @@ function toExecution(r: SqlRow): ExecutionRecord {
   if (present(r.ended_at)) e.ended_at = String(r.ended_at);
   if (present(r.result)) e.result = JSON.parse(String(r.result)) as ExecutionRecord["result"];
   if (present(r.error)) e.error = JSON.parse(String(r.error)) as ExecutionRecord["error"];
-  // Key order of the wire record: metrics last, as in decisions.md.
+  // Key order of the wire record: metrics last, as in docs/sessions.md#records.
   const { metrics, ...rest } = e;
   return { ...rest, metrics };
 }

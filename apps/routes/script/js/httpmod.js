@@ -1,8 +1,9 @@
 // @ts-check
 /**
- * The `httpmod` module as the sandbox sees it (embedded by scripts/embed-sandbox-js.mjs into
- * httpmod.generated.ts; see httpmod-source.ts for the names the host shares with it, which a unit
- * test keeps equal to the literals here).
+ * The `httpmod` module as the sandbox sees it. Runs inside QuickJS (in a sandbox on a request
+ * thread, or on the serving thread in process). Embedded by scripts/embed-sandbox-js.mjs into
+ * httpmod.generated.ts; httpmod-source.ts and script-wire.ts name what the host shares with it,
+ * and their unit tests keep those names equal to the literals here.
  */
 "use strict";
 const host = require("httpmod:host"), key = host.claim();
@@ -384,20 +385,35 @@ function html(strings, ...values) {
 /** Trusted markup, kept as it is by html (never pass it text a user could have written). */
 const raw = (text) => markup(isMarkup(text) ? text.text : String(text === undefined || text === null ? "" : text));
 
-// ---- dispatch ----------------------------------------------------------------------------------
-// One request crosses as two strings: in, the request as JSON (parsed by QuickJS's own JSON: far
-// cheaper than a host call or a copied object per field); out, the response. The common answer
-// (status 200, no header but the content type a helper chose, a string body) goes out as one code
-// character and the body as it is, with no JSON made of it: COMPACT_TYPES in httpmod-source.ts.
-// Everything else goes out as JSON (script-sandbox.ts's responseFrom reads both).
+// ---- dispatch: the wire ------------------------------------------------------------------------
+// This module's end of the route host's wire (the host's end, which describes the forms:
+// apps/routes/script/script-wire.ts), and the only code here that reads or writes it. One request
+// crosses as two strings: in, the request as JSON (`readInput`: QuickJS's own JSON, far cheaper
+// than a host call or a copied object per field); out, the response (`answerText`). The common
+// answer (status 200, no header but the content type a helper chose, a string body) goes out as
+// one code character and the body as it is, with no JSON made of it; everything else as JSON.
 
-const STATE = Symbol("state");
-const parse = JSON.parse, defineProperty = Object.defineProperty;
-/** Content types the helpers set, by code (0: none); codes 0-3 have a compact answer. */
+const readInput = JSON.parse;
+/** Content types the helpers set, by code (0: none); codes 0-3 have a compact answer (COMPACT_TYPES). */
 const TYPES = ["", "text/plain; charset=utf-8", "text/html; charset=utf-8", "application/json"].concat("application/octet-stream");
 const T_NONE = 0, T_TEXT = 1, T_HTML = 2, T_JSON = 3, T_BYTES = 4;
 /** The compact answer's first character by type code, then the same with the session read. */
 const COMPACT = ["\x01", "\x02", "\x03", "\x04", "\x05", "\x06", "\x07", "\x08"];
+
+/** A finished response's state (`Res`) as the host reads it: compact when it can be, else JSON. */
+function answerText(s, sessionUsed) {
+  const t = s.type, headers = s.headers;
+  if (s.status === 200 && headers === null && typeof s.body === "string" && (t === T_NONE || t === T_TEXT || t === T_HTML || t === T_JSON)) {
+    return COMPACT[sessionUsed ? t + 4 : t] + s.body;
+  }
+  const all = t === T_NONE ? headers || [] : (headers || []).concat([["content-type", TYPES[t]]]);
+  return stringify({ status: s.status, headers: all, body: s.body, bytes: s.bytes, render: s.render, hasRender: s.render !== undefined, sessionUsed });
+}
+
+// ---- dispatch: the response helpers and the handler call -----------------------------------------
+
+const STATE = Symbol("state");
+const defineProperty = Object.defineProperty;
 
 function textType(text) {
   const c = text.charCodeAt(0);
@@ -498,7 +514,7 @@ class PlannedContext {
 }
 freeze(PlannedContext.prototype);
 
-/** Applies the handler result rules (decisions.md); the response for the host, compact or JSON. */
+/** Applies the handler result rules (docs/routes.md, "Result rules"); the response for the host, compact or JSON. */
 function complete(res, value, sessionUsed) {
   const s = res[STATE];
   if (!s.sent) {
@@ -506,18 +522,13 @@ function complete(res, value, sessionUsed) {
     else if (value !== undefined && value !== null) res.html(value);
     else res.end();
   }
-  const t = s.type, headers = s.headers;
-  if (s.status === 200 && headers === null && typeof s.body === "string" && (t === T_NONE || t === T_TEXT || t === T_HTML || t === T_JSON)) {
-    return COMPACT[sessionUsed ? t + 4 : t] + s.body;
-  }
-  const all = t === T_NONE ? headers || [] : (headers || []).concat([["content-type", TYPES[t]]]);
-  return stringify({ status: s.status, headers: all, body: s.body, bytes: s.bytes, render: s.render, hasRender: s.render !== undefined, sessionUsed });
+  return answerText(s, sessionUsed);
 }
 
 function dispatch(index, text) {
   const handler = handlers[index];
   if (typeof handler !== "function") throw new ErrorC("no handler " + index);
-  const input = parse(text);
+  const input = readInput(text);
   const request = input.request, res = new Res();
   // Reading the session is what gives a new session its cookie (apps/routes/session.ts).
   const session = request.session;
