@@ -29,7 +29,7 @@ const pair = (runtime: "node" | "deno") => ({
   },
 });
 
-/** The code-flow suites against apps/idp/edge.ts: under `deno serve` with a database file, and as a
+/** The code-flow suites against apps/idp/entries/edge.ts: under `deno serve` with a database file, and as a
  * module Worker with a libSQL server (test/fixtures/hrana-server.ts). */
 const edge = (runtime: "deno" | "workerd") => ({
   test: {

@@ -76,8 +76,8 @@ export async function runPlainHono(port: number, bodiesFile: string): Promise<vo
 // ---------------------------------------------------------------------------------------------
 // Child processes
 
-/** Node arguments that start our provider as `npm run idp` does (a cached bundle, see node-run.mjs). */
-export const OUR_ENTRY = ["lib/adapters/node-run.mjs", "apps/idp/node.ts"];
+/** Node arguments that start our provider as `npm run idp` does (a cached bundle, see node/run.mjs). */
+export const OUR_ENTRY = ["lib/adapters/node/run.mjs", "apps/idp/entries/node.ts"];
 
 export async function startOurs(keys: string, env: Record<string, string> = {}): Promise<Child> {
   const port = await freePort();

@@ -1,7 +1,7 @@
 /**
  * Identity provider benchmark: `npm run bench:idp` (= `tsx bench/idp.bench.ts`).
  *
- * Ours runs as `npm run idp` runs it (`node lib/adapters/node-run.mjs apps/idp/node.ts`: a cached
+ * Ours runs as `npm run idp` runs it (`node lib/adapters/node/run.mjs apps/idp/entries/node.ts`: a cached
  * esbuild bundle of the TypeScript entry).
  *
  * 1. Ours vs panva's oidc-provider, each in its own child process on loopback, same RSA signing
@@ -33,7 +33,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateSigningKeySet } from "../apps/idp/cli.ts";
-import { forgetBundledEntry } from "#lib/adapters/node-bundle";
+import { forgetBundledEntry } from "#lib/adapters/node/bundle";
 import { freePort } from "../test/runtimes/service.ts";
 import { cannon, type CannonResult, fiveAfterWarmUp, fmt, median, ROOT, stopper, track, waitForHealth } from "./harness.ts";
 import { peerFlow, peerPaths, runFlows, TARGETS } from "./idp-load.ts";
@@ -71,7 +71,7 @@ function launchers(): Launcher[] {
   return [
     // What `npm run idp` runs, the sources unchanged since the last start.
     {
-      name: "node lib/adapters/node-run.mjs apps/idp/node.ts (cached bundle)",
+      name: "node lib/adapters/node/run.mjs apps/idp/entries/node.ts (cached bundle)",
       command: (port) => [process.execPath, [...OUR_ENTRY, ...serve(port)]],
       rss: true,
     },
@@ -79,10 +79,17 @@ function launchers(): Launcher[] {
     {
       name: "the same, first start after a source change (bundle rebuilt)",
       command: (port) => [process.execPath, [...OUR_ENTRY, ...serve(port)]],
-      before: async () => forgetBundledEntry(new URL("../apps/idp/node.ts", import.meta.url)),
+      before: async () => forgetBundledEntry(new URL("../apps/idp/entries/node.ts", import.meta.url)),
     },
-    { name: "node --import tsx apps/idp/node.ts", command: (port) => [process.execPath, ["--import", "tsx", "apps/idp/node.ts", ...serve(port)]], rss: true },
-    { name: "deno run -A apps/idp/deno.ts", command: (port) => [join(ROOT, "node_modules/deno/deno"), ["run", "-A", "apps/idp/deno.ts", ...serve(port)]] },
+    {
+      name: "node --import tsx apps/idp/entries/node.ts",
+      command: (port) => [process.execPath, ["--import", "tsx", "apps/idp/entries/node.ts", ...serve(port)]],
+      rss: true,
+    },
+    {
+      name: "deno run -A apps/idp/entries/deno.ts",
+      command: (port) => [join(ROOT, "node_modules/deno/deno"), ["run", "-A", "apps/idp/entries/deno.ts", ...serve(port)]],
+    },
     // What a person types; npm itself starts first (a Node process of its own) and then the entry.
     { name: "npm run idp -- serve-dev", command: (port) => ["npm", ["run", "-s", "idp", "--", ...serve(port)]] },
   ];

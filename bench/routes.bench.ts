@@ -16,7 +16,7 @@
  *    - the peer for both script routes: the same handlers as a module Worker served by the
  *      workerd binary wrangler ships (node_modules/workerd), measured in the same rounds.
  * 2. A handler that burns 5 ms of CPU, with 1 and 2 handler threads: throughput grows with threads.
- * 3. Cold start: time from spawning `node lib/adapters/node-run.mjs apps/routes/node.ts serve` (what
+ * 3. Cold start: time from spawning `node lib/adapters/node/run.mjs apps/routes/entries/node.ts serve` (what
  *    `npm run routes` runs) on a 50-route script to its first answer (median of 5 after a warm-up),
  *    against `node -e ''` spawned to its exit in the same rounds (the ratio is the target: <= 3x).
  *    `tsx bench/routes.bench.ts cold` runs this part alone.
@@ -29,7 +29,7 @@
  * host makes for the benchmark's requests (µs a call; BENCH_DISPATCH_CALLS calls a round, default
  * 20,000, best of BENCH_ROUNDS). To profile it: `node --cpu-prof --cpu-prof-dir=/tmp/prof --import
  * tsx bench/routes.bench.ts dispatch`. A server's own profile lacks this part: the handler threads
- * start without the parent's flags (lib/adapters/node-threads.ts).
+ * start without the parent's flags (lib/adapters/node/threads.ts).
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
@@ -41,7 +41,7 @@ import { cannon, type CannonResult, type Child, fiveAfterWarmUp, fmt, median, RO
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const ROUTES_ENTRY = ["lib/adapters/node-run.mjs", "apps/routes/node.ts"];
+const ROUTES_ENTRY = ["lib/adapters/node/run.mjs", "apps/routes/entries/node.ts"];
 
 const SCRIPT = `const httpmod = require("httpmod");
 const app = httpmod.app();
@@ -133,10 +133,10 @@ async function runPlainHono(port: number, floor?: string): Promise<void> {
  */
 async function runPlanned(port: number, issuer: string, scriptPath: string): Promise<void> {
   const { nodeRuntime } = await import("#lib/adapters/node");
-  const { nodeThreadSpawner } = await import("#lib/adapters/node-threads");
+  const { nodeThreadSpawner } = await import("#lib/adapters/node/threads");
   const { withRequestId } = await import("#lib/http");
   const { readFile } = await import("node:fs/promises");
-  const { createRouteHost } = await import("../apps/routes/core/host.ts");
+  const { createRouteHost } = await import("../apps/routes/host/host.ts");
   const { createBearerAuthenticator } = await import("../apps/routes/auth/bearer.ts");
   const { scopeAuthorizer } = await import("../apps/routes/auth/scope-authorizer.ts");
   const { threadScriptRuntime } = await import("../apps/routes/script/runtime.ts");
@@ -151,7 +151,11 @@ async function runPlanned(port: number, issuer: string, scriptPath: string): Pro
       audit: { record: () => void audited++ },
     },
     runtime: (natives) =>
-      threadScriptRuntime(nodeThreadSpawner(new URL("../apps/routes/node-thread.ts", import.meta.url)), { natives, limits: DEFAULT_SCRIPT_LIMITS, threads: 2 }),
+      threadScriptRuntime(nodeThreadSpawner(new URL("../apps/routes/entries/node-thread.ts", import.meta.url)), {
+        natives,
+        limits: DEFAULT_SCRIPT_LIMITS,
+        threads: 2,
+      }),
   });
   await host.loadScript({ entry: "/app.js", files: { "/app.js": await readFile(scriptPath, "utf8") } });
   const app = withRequestId({ fetch: (req: Request, env: object) => host.fetch(req, env) });
@@ -369,7 +373,7 @@ async function main(): Promise<void> {
 /** The sandbox side alone (see the top of this file): µs per `dispatch` of each route's handler. */
 async function runDispatch(): Promise<void> {
   const { loadQuickJS } = await import("#lib/sandbox");
-  const { createRouteHost } = await import("../apps/routes/core/host.ts");
+  const { createRouteHost } = await import("../apps/routes/host/host.ts");
   const { inProcessScriptRuntime } = await import("../apps/routes/script/runtime.ts");
   const { DEFAULT_SCRIPT_LIMITS, loadScriptSandbox } = await import("../apps/routes/script/script-sandbox.ts");
   type Input = Parameters<ReturnType<typeof inProcessScriptRuntime>["dispatch"]>[1];

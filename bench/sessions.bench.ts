@@ -8,7 +8,7 @@
  *    evaluation + dispose (the sandbox's bootstrap runs before its first evaluation), a no-op
  *    evaluation, a value, a 10,000-iteration loop and a `console.log` of three arguments, through
  *    raw quickjs-emscripten, lib/sandbox, the session layer's SessionRuntime, and node:vm.
- * 2. REPL executions over HTTP, persistence included: the real service (`apps/sessions/node.ts
+ * 2. REPL executions over HTTP, persistence included: the real service (`apps/sessions/entries/node.ts
  *    serve`, worker threads, an embedded libSQL `file:` database) against a floor server (Hono on
  *    @hono/node-server evaluating with node:vm, nothing stored), each in its own child process,
  *    driven by CONCURRENCY loops in this process, each loop on its own session (one execution per
@@ -308,7 +308,7 @@ async function overHttp(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "sessions-bench-"));
   const real = await startServer(
     "service",
-    ["apps/sessions/node.ts", "serve", "--addr", "127.0.0.1:{port}", "--db", DB ?? `file:${join(dir, "bench.db")}`, "--threads", String(THREADS)],
+    ["apps/sessions/entries/node.ts", "serve", "--addr", "127.0.0.1:{port}", "--db", DB ?? `file:${join(dir, "bench.db")}`, "--threads", String(THREADS)],
     "/api/v1/health",
   );
   const floor = await startServer("floor", ["bench/sessions.bench.ts", "floor", "{port}"], "/api/v1/sessions");

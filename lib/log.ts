@@ -6,7 +6,7 @@
  */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type LogFields = Record<string, unknown>;
-export type LogSink = (line: string) => void;
+type LogSink = (line: string) => void;
 
 export interface Logger {
   log(level: LogLevel, msg: string, fields?: LogFields): void;
@@ -21,7 +21,7 @@ export interface Logger {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-export interface LoggerOptions {
+interface LoggerOptions {
   level?: LogLevel | "silent";
   sink?: LogSink;
   fields?: LogFields;

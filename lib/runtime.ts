@@ -1,6 +1,6 @@
 /**
- * What a command line needs from the runtime it runs on. `lib/adapters/node.ts` and
- * `lib/adapters/deno.ts` implement it; the CLIs and apps take it as a parameter, so they import no
+ * What a command line needs from the runtime it runs on. `lib/adapters/node/index.ts` and
+ * `lib/adapters/deno/index.ts` implement it; the CLIs and apps take it as a parameter, so they import no
  * runtime module themselves.
  */
 export interface ServeEnv {

@@ -1,7 +1,7 @@
 // Builds what the npm package ships (`npm pack` runs it as `prepack`): plain JavaScript in dist/,
 // so the package runs on Node without a TypeScript loader, and type declarations for its export.
 //
-//   dist/devservices.mjs      the `devservices` command (apps/all/bin.ts)
+//   dist/devservices.mjs      the `devservices` command (apps/all/entries/bin.ts)
 //   dist/sessions-thread.mjs  the session service's sandbox threads
 //   dist/routes-thread.mjs    the route host's handler threads
 //   dist/idp-testing.mjs      `devservices/idp/testing` (startIdp), with dist/types/**.d.ts
@@ -21,9 +21,9 @@ const esbuild = createRequire(import.meta.url)("esbuild");
 rmSync(DIST, { recursive: true, force: true });
 await esbuild.build({
   entryPoints: {
-    devservices: resolve(ROOT, "apps/all/bin.ts"),
-    "sessions-thread": resolve(ROOT, "apps/sessions/node-thread.ts"),
-    "routes-thread": resolve(ROOT, "apps/routes/node-thread.ts"),
+    devservices: resolve(ROOT, "apps/all/entries/bin.ts"),
+    "sessions-thread": resolve(ROOT, "apps/sessions/entries/node-thread.ts"),
+    "routes-thread": resolve(ROOT, "apps/routes/entries/node-thread.ts"),
     "idp-testing": resolve(ROOT, "apps/idp/testing.ts"),
   },
   outdir: DIST,

@@ -40,7 +40,6 @@ import type { IdpStateStore } from "./state/store.ts";
 
 export type { ClientConfig } from "./domain/clients.ts";
 export type { IdpStateStore } from "./state/store.ts";
-export { parseSeededUsers, type SeededUser } from "./domain/users.ts";
 
 export interface IdpAppOptions {
   /** Issuer URL, may have a path. `{origin}` is replaced by each request's origin. */

@@ -360,8 +360,8 @@ describe("the real entries", () => {
   const run = (argv: string[], env: Record<string, string>) =>
     runToEnd(argv[0]!, argv.slice(1), { cwd: root, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent-home", ...env } });
   const entries = {
-    node: [process.execPath, "lib/adapters/node-run.mjs", "apps/idp/node.ts"],
-    deno: ["node_modules/deno/deno", "run", "-A", "apps/idp/deno.ts"],
+    node: [process.execPath, "lib/adapters/node/run.mjs", "apps/idp/entries/node.ts"],
+    deno: ["node_modules/deno/deno", "run", "-A", "apps/idp/entries/deno.ts"],
   };
 
   test("Node and Deno print the same configuration and the same errors", async () => {

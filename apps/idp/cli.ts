@@ -20,7 +20,7 @@ import { generateSigningKey, KIDS } from "./domain/keys.ts";
 import { oauthMisdirected } from "./routes/http.ts";
 import { openStateStore } from "./state/sql.ts";
 
-export const USAGE = `usage: idp <command> [options]
+const USAGE = `usage: idp <command> [options]
 
 commands:
   serve-dev [issuer]      serve the identity provider
@@ -43,7 +43,7 @@ precedence, lowest to highest: defaults < profile < config files < environment <
 also honored: IDP_USERS (inline users document), IDP_SIGNING_KEYS (inline JWK set), LOG_LEVEL
 
 several instances with one --state database act as one provider (shared codes, tokens, sessions,
-keys and debug settings); apps/idp/edge.ts serves the same from environment variables alone`;
+keys and debug settings); apps/idp/entries/edge.ts serves the same from environment variables alone`;
 
 const COMMANDS = ["serve-dev", "print-config", "gen-keys", "help"] as const;
 type Command = (typeof COMMANDS)[number];

@@ -20,7 +20,6 @@ import {
   type LoadedSection,
   loadSection,
   parseYaml,
-  type SectionValues,
   stringField,
 } from "#lib/config";
 import type { FlagSpecs, ParsedArgs } from "#lib/config/flags";
@@ -37,8 +36,8 @@ import { parseSeededUsers } from "./domain/users.ts";
 import { optionsFromEnv, parsePreviewRedirectUris } from "./env-options.ts";
 import type { RegistrationPolicy } from "./domain/registration.ts";
 
-export const DEFAULT_ADDR = "127.0.0.1:5556";
-export const DEFAULT_ISSUER = "http://localhost:5556";
+const DEFAULT_ADDR = "127.0.0.1:5556";
+const DEFAULT_ISSUER = "http://localhost:5556";
 const ORIGIN = "{origin}";
 
 /** An absolute http(s) URL without query or fragment; `{origin}` stands for the request origin. */
@@ -174,10 +173,9 @@ export const oidcSection = defineSection({
   },
 });
 
-export type OidcSection = typeof oidcSection;
+type OidcSection = typeof oidcSection;
 export type OidcFields = OidcSection["fields"];
 export type OidcConfig = LoadedSection<OidcFields>;
-export type OidcValues = SectionValues<OidcFields>;
 
 /** Every flag `serve-dev` and `print-config` accept: the section's fields plus these options. */
 export const IDP_FLAGS: FlagSpecs = {
@@ -222,7 +220,7 @@ async function readNamedFile(io: ConfigIo, field: string, path: string, source: 
 }
 
 /** Reads and validates the seeded users file (YAML or JSON); the parsed document goes to createApp. */
-export async function readUsersFile(io: ConfigIo, path: string, source: string): Promise<unknown> {
+async function readUsersFile(io: ConfigIo, path: string, source: string): Promise<unknown> {
   const text = await readNamedFile(io, "users-file", path, source);
   let doc: unknown;
   try {
@@ -239,7 +237,7 @@ export async function readUsersFile(io: ConfigIo, path: string, source: string):
 }
 
 /** Checks a private JWK set: JSON, our kids, private keys that import for their kid's algorithm. */
-export async function checkSigningKeys(value: unknown, where: string, source: string): Promise<void> {
+async function checkSigningKeys(value: unknown, where: string, source: string): Promise<void> {
   let keys: Partial<Record<Kid, JWK>>;
   try {
     keys = parseConfiguredKeys(value);
@@ -256,7 +254,7 @@ export async function checkSigningKeys(value: unknown, where: string, source: st
 }
 
 /** Reads and validates a claim mappings file (YAML or JSON; claim-mappings.ts); the parsed document goes to createApp. */
-export async function readClaimMappingsFile(io: ConfigIo, path: string, source: string): Promise<unknown> {
+async function readClaimMappingsFile(io: ConfigIo, path: string, source: string): Promise<unknown> {
   const text = await readNamedFile(io, "claim-mappings-file", path, source);
   let doc: unknown;
   try {
@@ -272,7 +270,7 @@ export async function readClaimMappingsFile(io: ConfigIo, path: string, source: 
   return doc;
 }
 
-export async function readSigningKeysFile(io: ConfigIo, path: string, source: string): Promise<unknown> {
+async function readSigningKeysFile(io: ConfigIo, path: string, source: string): Promise<unknown> {
   const text = await readNamedFile(io, "signing-keys-file", path, source);
   let doc: unknown;
   try {

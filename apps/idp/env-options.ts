@@ -28,7 +28,7 @@ export class EnvOptionError extends CodedError<EnvOptionErrorCode> {
 }
 
 /** A comma-separated list or a JSON list of strings. */
-export function parseList(variable: string, value: string): string[] {
+function parseList(variable: string, value: string): string[] {
   const text = value.trim();
   if (text.startsWith("[")) {
     let parsed: unknown;

@@ -8,7 +8,7 @@
  *
  * The debug operations go through the provider's own loopback-only `/debug/*` endpoints over HTTP,
  * exactly as a test in another process would use them. Node only (it serves through
- * lib/adapters/node.ts); other runtimes start the CLI instead (`serve-dev`).
+ * lib/adapters/node/index.ts); other runtimes start the CLI instead (`serve-dev`).
  */
 import { nodeRuntime } from "#lib/adapters/node";
 import { createLogger, type Logger } from "#lib/log";

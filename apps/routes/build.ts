@@ -8,7 +8,7 @@ import type { StaticDirectory } from "#lib/http";
 import type { Logger } from "#lib/log";
 import type { FetchHandler } from "#lib/runtime";
 import { hostSecurity, type HostSecuritySettings, sessionSecretFor } from "./auth/security.ts";
-import { createRouteHost } from "./core/host.ts";
+import { createRouteHost } from "./host/host.ts";
 import { renderValue } from "./core/render.ts";
 import type { AuditSink } from "./core/services.ts";
 import type { RouteHost, RouteHostOptions } from "./core/types.ts";

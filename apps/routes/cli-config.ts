@@ -47,7 +47,7 @@ commands:
   types    write TypeScript declarations of httpmod and the host's modules for an editor
            (--out FILE, default ./httpmod.d.ts; --assets names the assets modules)
   bundle   write the script and the files beside it as one JSON file (--out FILE), which
-           the Worker (apps/routes/worker.ts) is built with; --policy-file goes in too
+           the Worker (apps/routes/entries/worker.ts) is built with; --policy-file goes in too
   audit    the audit events in --db, newest first: --since (RFC 3339 or 15m, 2h, 7d), --actor ID,
            --outcome allowed|denied|completed|failed, --limit N (100), --json
   resource put --type T --id I [--tenant T] [--owner O] [--attributes JSON]

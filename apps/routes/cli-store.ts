@@ -9,7 +9,7 @@ import type { SqlStore } from "#lib/db";
 import { type Config, fail } from "./cli-config.ts";
 
 /** `--since`: RFC 3339, or a duration back from now (`90s`, `15m`, `2h`, `7d`). */
-export function sinceTime(value: string, now = Date.now()): string {
+function sinceTime(value: string, now = Date.now()): string {
   const m = /^(\d+)([smhd])$/.exec(value);
   if (m) return new Date(now - Number(m[1]) * { s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7 }[m[2] as "s" | "m" | "h" | "d"]).toISOString();
   const at = new Date(value);
@@ -70,7 +70,7 @@ export async function storeCommand(runtime: HostRuntime, config: Config, args: P
   }
 }
 
-export function formatAuditTable(events: AuditEvent[]): string {
+function formatAuditTable(events: AuditEvent[]): string {
   const header = ["AT", "EVENT", "OUTCOME", "ACTOR", "ACTION", "STATUS", "REASON", "ROUTE", "REQUEST"];
   const rows = events.map((
     e,

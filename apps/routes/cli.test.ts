@@ -11,7 +11,7 @@ import type { WorkerBundle } from "./script/read-bundle.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-const routesCli = (...args: string[]) => runToEnd(process.execPath, ["lib/adapters/node-run.mjs", "apps/routes/node.ts", ...args], { cwd: ROOT });
+const routesCli = (...args: string[]) => runToEnd(process.execPath, ["lib/adapters/node/run.mjs", "apps/routes/entries/node.ts", ...args], { cwd: ROOT });
 
 describe("routes routes", () => {
   it("prints the plan table, so a reviewer sees at a glance what is public", async () => {

@@ -20,13 +20,13 @@ import { alignColumns, configSourcesLine, listenFailure, printBanner, serviceCom
 import type { Logger } from "#lib/log";
 import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
 import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
-import { idpMountable, loopbackCallersOnly } from "./core/mountables.ts";
+import { idpMountable, loopbackCallersOnly } from "./host/mountables.ts";
 import { type EmbeddedSessions, embeddedSessionService } from "../sessions/embed.ts";
 import { type Policy, readPolicy } from "./auth/policy.ts";
 import { buildRouteHost } from "./build.ts";
 import { auditSetting, securitySettings, trustedProxy } from "./config.ts";
-import { DEV_PAGE_PATH, devPage } from "./core/dev-page.ts";
-import { planOpenApi } from "./core/openapi.ts";
+import { DEV_PAGE_PATH, devPage } from "./host/dev-page.ts";
+import { planOpenApi } from "./host/openapi.ts";
 import { httpmodDeclarations } from "./script/httpmod-types.ts";
 import type { RouteHost, RouteInfo } from "./core/types.ts";
 import { readScriptBundle, readWorkerBundle, sameBundle } from "./script/read-bundle.ts";
@@ -39,9 +39,7 @@ import type { ScriptBundle } from "./script/script-sandbox.ts";
 import { COMMANDS, type Config, fail, FLAGS, loadConfig, ownOrigin, readPolicyFile, type RoutesPlatform, USAGE } from "./cli-config.ts";
 import { storeCommand } from "./cli-store.ts";
 
-export { issuerUrl, type RoutesPlatform, USAGE } from "./cli-config.ts";
-export { routesSection } from "./config.ts";
-export { formatAuditTable, sinceTime } from "./cli-store.ts";
+export { issuerUrl, type RoutesPlatform } from "./cli-config.ts";
 
 /** The host this command line serves, from its settings (the one builder: build.ts). */
 function buildHost(
@@ -81,7 +79,7 @@ function buildHost(
 }
 
 /** The plan table as text: one line a route, so a reviewer sees at a glance what is public. */
-export function formatPlanTable(rows: RouteInfo[]): string {
+function formatPlanTable(rows: RouteInfo[]): string {
   const header = ["METHOD", "PATTERN", "ACCESS", "RESOURCES", "CSRF", "ACTION", "AUDIT", "AT"];
   const lines = rows.map((r) => [
     r.kind === "route" ? r.method! : r.spaIndex !== undefined ? "SPA" : r.kind.toUpperCase(),

@@ -1,6 +1,6 @@
 /** Test helpers: a route host running a script given as text, handlers in this process. */
 import { loadQuickJS } from "#lib/sandbox";
-import { createRouteHost, type RouteHost, type RouteHostOptions } from "./core/host.ts";
+import { createRouteHost, type RouteHost, type RouteHostOptions } from "./host/host.ts";
 import { inProcessScriptRuntime } from "./script/runtime.ts";
 import { DEFAULT_SCRIPT_LIMITS, type ScriptLimits } from "./script/script-sandbox.ts";
 

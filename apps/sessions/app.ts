@@ -30,9 +30,9 @@ import { registerSessions } from "./routes/sessions.ts";
 import { registerTemplates } from "./routes/templates.ts";
 import { SESSION_MIGRATIONS } from "./store/migrations.ts";
 
-export const API_VERSION = "1.0.0";
+const API_VERSION = "1.0.0";
 
-export interface SessionServiceOptions {
+interface SessionServiceOptions {
   store: SqlStore;
   live: LiveRuntimes;
   /** Where worktrees live (host file system on Node and Deno, R2 on workerd). */
@@ -160,9 +160,4 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       return ctx.live.shutdown();
     },
   };
-}
-
-/** The Hono app alone, for callers that need nothing else. */
-export function createApp(options: SessionServiceOptions): Hono {
-  return createSessionService(options).app;
 }

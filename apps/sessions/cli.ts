@@ -32,7 +32,7 @@ import { createInProcessRuntimes } from "./live/in-process.ts";
 import { type SessionsHost, webUi, worktreeRoots } from "./host.ts";
 import { loadSessionsConfig, SESSIONS_FLAGS, type SessionsConfig, USAGE } from "./config.ts";
 
-export { type SessionsHost, uiDirectoryOf, webUi, worktreeRoots } from "./host.ts";
+export type { SessionsHost } from "./host.ts";
 
 /** Refuses to listen beyond loopback without a token, and a token too weak to be one. */
 function accessTokenCheck(token: string, hostname: string): string | undefined {

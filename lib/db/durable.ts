@@ -7,7 +7,7 @@
 import type { SqlRow, SqlStore, SqlValue } from "./store.ts";
 
 /** The slice of `DurableObjectStorage` this store needs (kept structural so no workers types leak). */
-export interface DurableSqlStorage {
+interface DurableSqlStorage {
   sql: {
     exec(query: string, ...bindings: unknown[]): { toArray(): Record<string, unknown>[]; rowsWritten: number };
   };

@@ -4,7 +4,6 @@
  * a Durable Object's SQLite (`durable.ts`), and wrapped by group commit (`group-commit.ts`);
  * domain code only ever sees this interface.
  */
-import { CodedError } from "#lib/errors";
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type SqlRow = Record<string, SqlValue>;
 
@@ -22,14 +21,6 @@ export interface SqlStore {
   /** Runs statements atomically: all of them or none. Returns each statement's change count. */
   batch(statements: SqlStatement[]): Promise<number[]>;
   close(): Promise<void>;
-}
-
-export type StoreErrorCode = "STORE_ERROR";
-
-export class StoreError extends CodedError<StoreErrorCode> {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("STORE_ERROR", message, options);
-  }
 }
 
 /** True when the store reported a UNIQUE (or PRIMARY KEY) constraint violation. */

@@ -1,5 +1,5 @@
 /** Roots judged on real paths: the logic, over a host whose real paths are a table. (The same
- * over a real file system, with real symlinks: lib/adapters/node-files.test.ts.) */
+ * over a real file system, with real symlinks: lib/adapters/node/files.test.ts.) */
 import { describe, expect, it } from "vitest";
 import { defaultRootDirs, hostRoots, pathInside, realLocation, refuseTooBroad, RootsError } from "./roots.ts";
 

@@ -2,7 +2,7 @@
  * Roots: the host directories an absolute path a client names (a session's worktree) may be
  * inside. Judged on real paths, after symlinks, so a link inside a root that points elsewhere,
  * a `..` segment, or a root that is itself a link cannot stretch the boundary. Runtime-free: the
- * host's real-path lookup comes in as `HostPaths` (lib/adapters/node-files.ts, deno-files.ts).
+ * host's real-path lookup comes in as `HostPaths` (lib/adapters/node/files.ts, deno-files.ts).
  */
 import { CodedError } from "#lib/errors";
 import { checkAbsolutePath } from "./paths.ts";

@@ -1,7 +1,7 @@
 /**
  * Message channels to and from threads (Node worker_threads, Deno Web Workers), so code that
- * farms work out to threads stays runtime-free. `lib/adapters/node-threads.ts` and
- * `lib/adapters/deno-threads.ts` implement both ends. Messages are structured-cloned.
+ * farms work out to threads stays runtime-free. `lib/adapters/node/threads.ts` and
+ * `lib/adapters/deno/threads.ts` implement both ends. Messages are structured-cloned.
  */
 
 /** The parent's end of one thread: `In` goes to the thread, `Out` comes back. */

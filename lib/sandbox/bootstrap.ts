@@ -16,7 +16,7 @@ import { HandleScope, withScope } from "./scope.ts";
 import type { SavedGlobal } from "./types.ts";
 import { WEB_GLOBAL_LIST } from "./web.ts";
 
-export interface BootstrapOptions {
+interface BootstrapOptions {
   /** false: console methods are no-ops. */
   captureConsole: boolean;
   /** Receives console lines (counted against the limits there). */

@@ -25,9 +25,9 @@ const EVAL_FLAG_STRICT = 8;
 const EVAL_TYPE_MODULE = 1;
 const NO_EVENTS = (): void => {};
 
-export type State = "idle" | "running" | "disposed" | "broken";
+type State = "idle" | "running" | "disposed" | "broken";
 
-export interface DriverParts {
+interface DriverParts {
   ctx: QuickJSContext;
   rt: QuickJSRuntime;
   budget: Budget;

@@ -28,7 +28,7 @@ export interface SourceResolver {
 }
 
 /** What the loader needs to know about the evaluation in progress. */
-export interface LoadContext {
+interface LoadContext {
   sources?: SourceResolver;
   /** The evaluated code's filename: the importer of the global `require`. */
   filename: string;

@@ -207,7 +207,7 @@ export class Marshal {
 }
 
 /** JSON.stringify that refuses what is not plain data (instead of silently dropping it). */
-export function stringifyHost(v: unknown): string {
+function stringifyHost(v: unknown): string {
   if (valueDepth(v) > MAX_JSON_DEPTH) throw new SandboxMarshalError(`a value nested deeper than ${MAX_JSON_DEPTH} levels cannot be passed into the sandbox`);
   let text: string | undefined;
   try {
@@ -249,7 +249,7 @@ const ESC = /['\\\n\r\t\u0000-\u001f\u007f]/g;
 const MAX_STR = 10000;
 
 /** Single-quoted string preview, the same rules as the prelude's `quote`. */
-export function quote(s: string): string {
+function quote(s: string): string {
   let extra = "";
   if (s.length > MAX_STR) {
     extra = `... ${s.length - MAX_STR} more characters`;

@@ -79,7 +79,7 @@ export function newNativeFunction(site: HostCallSite, name: string, fn: NativeFu
 }
 
 /** `Error: Cannot find module 'name'` with `code: "MODULE_NOT_FOUND"`, as Node words it. */
-export function moduleNotFound(ctx: QuickJSContext, name: string, why = ""): QuickJSHandle {
+function moduleNotFound(ctx: QuickJSContext, name: string, why = ""): QuickJSHandle {
   const err = ctx.newError({ name: "Error", message: `Cannot find module '${name}'${why ? `: ${why}` : ""}` });
   const code = ctx.newString("MODULE_NOT_FOUND");
   ctx.setProp(err, "code", code);
@@ -89,7 +89,7 @@ export function moduleNotFound(ctx: QuickJSContext, name: string, why = ""): Qui
 
 /** Loads what `require` names when it is not a native module (source files, see loader.ts);
  * `importer` is the requiring file, when the call came from a file's own `require`. */
-export type RequireFallback = (name: string, importer: string | undefined) => VmCallResult<QuickJSHandle>;
+type RequireFallback = (name: string, importer: string | undefined) => VmCallResult<QuickJSHandle>;
 
 /**
  * `require(name)` for the sandbox. Module objects are built on first use and cached (frozen), so

@@ -16,7 +16,7 @@ const OOM_HEADROOM = 4 * MiB;
 /** Same outcome as QuickJS's own out-of-memory error. */
 const OUT_OF_MEMORY: ErrorInfo = { name: "InternalError", message: "out of memory", stack: "InternalError: out of memory" };
 
-export interface OutcomeParts {
+interface OutcomeParts {
   rt: QuickJSRuntime;
   budget: Budget;
   marshal: Marshal;

@@ -10,7 +10,7 @@
  */
 
 /** What a scope can own: QuickJS handles, deferred promises. */
-export interface Disposable {
+interface Disposable {
   readonly alive: boolean;
   dispose(): void;
 }

@@ -37,15 +37,15 @@ export const WEB_GLOBAL_LIST = Object.entries(WEB_GLOBALS).flat().join(" ");
 const CHUNKS: Record<string, string> = { core: WEB_CORE_SOURCE, url: WEB_URL_SOURCE, idna: WEB_IDNA_SOURCE };
 
 /** The standard's limit for one `crypto.getRandomValues` call, in bytes. */
-export const MAX_RANDOM_BYTES = 65536;
+const MAX_RANDOM_BYTES = 65536;
 const DIGESTS = new Set(["SHA-1", "SHA-256", "SHA-384", "SHA-512"]);
 /** Digests a sandbox may have in progress at once, and their bytes: host memory its heap limit
  * does not count (a copy of the data and Web Crypto's job, ~10 KB, each). None settles before the
  * slice that started them ends, so without a bound one evaluation's loop piles up hundreds of MB. */
-export const MAX_PENDING_DIGESTS = 1024;
-export const MAX_PENDING_DIGEST_BYTES = 64 * 1024 * 1024;
+const MAX_PENDING_DIGESTS = 1024;
+const MAX_PENDING_DIGEST_BYTES = 64 * 1024 * 1024;
 
-export interface WebHostOptions {
+interface WebHostOptions {
   /** Milliseconds, monotonic: `performance.now()` counts from `createdAt`. */
   clock: () => number;
   /** The clock's reading when the sandbox was made. */

@@ -5,14 +5,14 @@
 import { runToEnd } from "../runtimes/processes.ts";
 import { ROOT, type RuntimeName } from "../runtimes/service.ts";
 
-const ENTRY = { idp: ["apps/idp/node.ts", "serve-dev"], sessions: ["apps/sessions/node.ts", "serve"] } as const;
+const ENTRY = { idp: ["apps/idp/entries/node.ts", "serve-dev"], sessions: ["apps/sessions/entries/node.ts", "serve"] } as const;
 
 /** `idp serve-dev` / `sessions serve` with these words, to its exit (for one that refuses to start). */
 export function runServiceCli(service: keyof typeof ENTRY, runtime: RuntimeName, args: string[], env: Record<string, string> = {}) {
   const [entry, command] = ENTRY[service];
   const words = runtime === "deno"
     ? ["node_modules/deno/deno", "run", "-A", entry.replace("node.ts", "deno.ts"), command, ...args]
-    : [process.execPath, "lib/adapters/node-run.mjs", entry, command, ...args];
+    : [process.execPath, "lib/adapters/node/run.mjs", entry, command, ...args];
   const [bin, ...rest] = words;
   // A service that starts after all is ended: its code is then null, never the 2 a refusal gives.
   return runToEnd(bin!, rest, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn", ...env }, timeoutMs: 30_000 });

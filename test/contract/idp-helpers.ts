@@ -45,7 +45,7 @@ export const INSTANCES = Number(process.env.TEST_IDP_INSTANCES ?? 1);
 
 /**
  * In the `deno-edge` and `workerd-edge` projects (TEST_IDP_ENTRY=edge) the provider is
- * apps/idp/edge.ts, configured by environment variables only: under `deno serve` with its state
+ * apps/idp/entries/edge.ts, configured by environment variables only: under `deno serve` with its state
  * in a database file, and as a module Worker (no Durable Object) with its state behind a libSQL
  * server (a test Hrana server on a file).
  */
@@ -67,7 +67,7 @@ async function startEdge(env: Record<string, string>): Promise<RunningService> {
   const server = currentRuntime() === "workerd" ? await startHranaServer(database.url.slice("file:".length), { authToken: "edge-test-token" }) : undefined;
   const svc = server
     ? await startService("idp", { env: { ...env, IDP_STATE: server.url, IDP_STATE_AUTH_TOKEN: "edge-test-token" }, wranglerEnv: "idp-edge" })
-    : await startService("idp", { env: { ...env, IDP_STATE: database.url }, serveModule: "apps/idp/edge.ts" });
+    : await startService("idp", { env: { ...env, IDP_STATE: database.url }, serveModule: "apps/idp/entries/edge.ts" });
   const stop = (how: () => Promise<void>) => async () => {
     await how();
     await server?.close();

@@ -30,7 +30,7 @@ export interface StartOptions {
    * the same directory finds the Durable Object storage and R2 contents the last process left. */
   persistTo?: string;
   /** Deno: serve this module (`export default { fetch }`) with `deno serve`, configured by `env`
-   * alone, instead of the service's command line (the IdP's edge entry, apps/idp/edge.ts). */
+   * alone, instead of the service's command line (the IdP's edge entry, apps/idp/entries/edge.ts). */
   serveModule?: string;
   /** workerd: this environment of wrangler.toml (default: the service's name). */
   wranglerEnv?: string;
@@ -173,10 +173,10 @@ function command(runtime: RuntimeName, service: ServiceName, port: number, optio
   switch (runtime) {
     case "node":
       // As `npm run idp` / `npm run sessions` start it: a cached bundle, or tsx where it cannot be bundled.
-      return [process.execPath, "lib/adapters/node-run.mjs", `apps/${service}/node.ts`, ...serveArgs];
+      return [process.execPath, "lib/adapters/node/run.mjs", `apps/${service}/entries/node.ts`, ...serveArgs];
     case "deno":
       if (options.serveModule) return ["node_modules/deno/deno", "serve", "-A", "--host", "127.0.0.1", "--port", String(port), options.serveModule];
-      return ["node_modules/deno/deno", "run", "-A", `apps/${service}/deno.ts`, ...serveArgs];
+      return ["node_modules/deno/deno", "run", "-A", `apps/${service}/entries/deno.ts`, ...serveArgs];
     case "workerd": {
       const vars = Object.entries(options.env ?? {})
         .filter(([k]) => k !== "ROUTES_SCRIPT" && k !== "ROUTES_POLICY_FILE")

@@ -23,9 +23,9 @@ import { hasFrontchannelUri } from "./frontchannel.ts";
 import type { Provider } from "./provider.ts";
 import { LIFETIME_MS, type LogoutClientRecord, type SessionRecord } from "./records.ts";
 
-export const BACKCHANNEL_EVENT = "http://schemas.openid.net/event/backchannel-logout";
+const BACKCHANNEL_EVENT = "http://schemas.openid.net/event/backchannel-logout";
 /** How long one delivery may take (env IDP_BACKCHANNEL_TIMEOUT_MS). */
-export const DEFAULT_BACKCHANNEL_TIMEOUT_MS = 5000;
+const DEFAULT_BACKCHANNEL_TIMEOUT_MS = 5000;
 /** Lifetime of a logout token (`exp` - `iat`). */
 const LOGOUT_TOKEN_S = 120;
 

@@ -16,15 +16,15 @@ import { JsonDepthError, parseJsonBounded } from "#lib/http";
 
 /** The authentication context classes a login can satisfy, weakest first (discovery `acr_values_supported`). */
 export const ACR_VALUES = ["pwd", "mfa"] as const;
-export type Acr = (typeof ACR_VALUES)[number];
-export const DEFAULT_ACR: Acr = "pwd";
+type Acr = (typeof ACR_VALUES)[number];
+const DEFAULT_ACR: Acr = "pwd";
 /** The methods (RFC 8176) each class stands for: `mfa` is a password and a one-time code (simulated). */
 export const AMR_OF: Record<Acr, string[]> = { pwd: ["pwd"], mfa: ["pwd", "otp", "mfa"] };
 
 export const isAcr = (value: string): value is Acr => (ACR_VALUES as readonly string[]).includes(value);
 
 /** One requested claim (§5.5.1): null (default), or how it is wanted. */
-export interface ClaimRequest {
+interface ClaimRequest {
   essential?: boolean;
   value?: unknown;
   values?: unknown[];
@@ -45,7 +45,7 @@ export interface AuthContext {
 }
 
 /** Longest `claims` parameter taken (UTF-8 bytes). */
-export const CLAIMS_REQUEST_MAX_BYTES = 4096;
+const CLAIMS_REQUEST_MAX_BYTES = 4096;
 
 export type ClaimsRequestErrorCode = "INVALID_CLAIMS_REQUEST";
 

@@ -9,7 +9,7 @@ import type { Scenario } from "./scenarios.ts";
 import { syntheticEmail, syntheticName } from "./users.ts";
 
 /** Claims a scenario can never override or omit: they belong to the protocol. */
-export const PROTOCOL_CLAIMS = new Set(["sub", "iss", "aud", "exp", "iat", "nbf", "auth_time", "nonce", "at_hash", "azp", "jti"]);
+const PROTOCOL_CLAIMS = new Set(["sub", "iss", "aud", "exp", "iat", "nbf", "auth_time", "nonce", "at_hash", "azp", "jti"]);
 
 export interface User {
   login: string;

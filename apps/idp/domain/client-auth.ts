@@ -15,7 +15,7 @@ import { loadJose } from "#lib/oauth";
 /** How far ahead an assertion's `exp` may be: assertions are for one request, not to keep. */
 export const MAX_ASSERTION_LIFETIME_S = 600;
 
-export interface ClientAuthRequest {
+interface ClientAuthRequest {
   /** The request's Authorization header. */
   authorization: string | undefined;
   form: Map<string, string>;

@@ -9,7 +9,7 @@ import { loadJose } from "#lib/oauth";
 import { isSecretAlg } from "./algorithms.ts";
 import type { JwkSet } from "./clients.ts";
 
-export interface KeyHolder {
+interface KeyHolder {
   jwks?: JwkSet;
   jwks_uri?: string;
   /** The client secret: the HMAC key of HS256/384/512 (client_secret_jwt, symmetric request objects). */
@@ -64,7 +64,7 @@ async function keySetOf(holder: KeyHolder): Promise<JWTVerifyGetKey | undefined>
   return undefined;
 }
 
-export interface ForeignJwtCheck {
+interface ForeignJwtCheck {
   /** Acceptable header algs (the party's registered one, or the provider's list). */
   algorithms: readonly string[];
   /** Provider clock, ms: `exp` and `nbf` are checked against it. */

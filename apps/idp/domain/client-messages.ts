@@ -6,7 +6,7 @@ import type { Client } from "./clients.ts";
 import type { RegistrationPolicy } from "./registration.ts";
 
 /** Where the rules are written down (the repository's docs). */
-export const CLIENTS_DOCS = "docs/idp.md#clients";
+const CLIENTS_DOCS = "docs/idp.md#clients";
 
 /** `client "x" is not registered`, and how to register it: at start, or at /register while it runs. */
 export function unknownClientMessage(clientId: string, registration: { policy: RegistrationPolicy; endpoint: string } | undefined): string {

@@ -23,7 +23,7 @@ export interface JwkSet {
  * Client metadata used for JWTs (RFC 7591 §2, OIDC Registration §2; exactly the registered names,
  * so dynamic registration takes them as they are).
  */
-export interface ClientJwtMetadata {
+interface ClientJwtMetadata {
   token_endpoint_auth_method?: TokenAuthMethod;
   /** The alg client assertions must use (private_key_jwt, client_secret_jwt). */
   token_endpoint_auth_signing_alg?: string;
@@ -40,7 +40,7 @@ export interface ClientJwtMetadata {
 }
 
 /** OpenID Front-Channel Logout 1.0 §2 client metadata (routes/end-session.ts renders the frames). */
-export interface FrontchannelLogoutMetadata {
+interface FrontchannelLogoutMetadata {
   /** Loaded in an iframe of the provider's logout page when a session the client got tokens in ends. */
   frontchannel_logout_uri?: string;
   /** Add `iss` and `sid` to that URI's query (default false, as in the specification). */
@@ -80,8 +80,8 @@ export interface Client extends ClientJwtMetadata, FrontchannelLogoutMetadata {
   require_pushed_authorization_requests?: boolean;
 }
 
-export const DEFAULT_CLIENT_ID = "dev-client";
-export const DEFAULT_REDIRECT_URIS = ["http://localhost:3000/callback", "http://127.0.0.1:3000/callback"];
+const DEFAULT_CLIENT_ID = "dev-client";
+const DEFAULT_REDIRECT_URIS = ["http://localhost:3000/callback", "http://127.0.0.1:3000/callback"];
 /** The fixture secret of the builtin confidential client. */
 export const WEB_APP_SECRET = "web-app-secret";
 
@@ -207,7 +207,7 @@ export const ClientJwtMetadataSchema = v.pipe(
 );
 
 /** A configured client (env IDP_CLIENTS, `clients` option). */
-export const ClientConfigSchema = v.intersect([
+const ClientConfigSchema = v.intersect([
   v.object({
     client_id: v.pipe(v.string(), v.nonEmpty("client_id must not be empty")),
     client_secret: v.optional(v.string()),
@@ -243,7 +243,7 @@ export function parseClientConfigs(value: unknown): ClientConfig[] {
   return result.output as ClientConfig[];
 }
 
-export interface ClientOptions {
+interface ClientOptions {
   clientId?: string;
   clientSecret?: string;
   redirectUris?: string[];

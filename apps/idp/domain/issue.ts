@@ -22,7 +22,7 @@ export interface TokenResponse {
   refresh_token?: string;
 }
 
-export interface Issuance extends AuthContext {
+interface Issuance extends AuthContext {
   issuer: string;
   client: Client;
   /** Absent for client_credentials. */
@@ -205,7 +205,7 @@ export async function revokeGrant(p: Provider, grantId: string): Promise<void> {
 }
 
 /** True once `revokeGrant` ran for the grant (until its mark is pruned). */
-export async function grantRevoked(p: Provider, grantId: string): Promise<boolean> {
+async function grantRevoked(p: Provider, grantId: string): Promise<boolean> {
   return (await p.state.get<RevokedGrantRecord>("revoked_grant", grantId)) !== undefined;
 }
 

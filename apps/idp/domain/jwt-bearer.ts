@@ -14,7 +14,7 @@ import { loadJose } from "#lib/oauth";
 
 export const JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 /** How far ahead an assertion's `exp` may be (RFC 7523 §3: the server may bound it). */
-export const MAX_GRANT_ASSERTION_LIFETIME_S = 3600;
+const MAX_GRANT_ASSERTION_LIFETIME_S = 3600;
 
 const invalidGrant = (description: string) => new OAuthError("invalid_grant", description);
 

@@ -16,14 +16,14 @@ import type { SignKey } from "./scenarios.ts";
 export const ACTIVE_KID = { RS256: "dev-key-1", PS256: "dev-key-1-ps256", ES256: "dev-key-1-es256", EdDSA: "dev-key-1-eddsa" } as const;
 /** The key each algorithm's active key replaced (the `key-rotated` scenario signs with it). */
 export const ROTATED_KID = { RS256: "rotated-key-2", PS256: "rotated-key-2-ps256", ES256: "rotated-key-2-es256", EdDSA: "rotated-key-2-eddsa" } as const;
-export const BAD_SIG_KID = "bad-sig-key";
+const BAD_SIG_KID = "bad-sig-key";
 export const KIDS = [...SIGNING_ALGS.flatMap((alg) => [ACTIVE_KID[alg], ROTATED_KID[alg]]), BAD_SIG_KID] as const;
 export type Kid = (typeof KIDS)[number];
 /** The `kid` the kid-not-found scenario puts in its ID token header; /jwks never has it. */
-export const UNKNOWN_KID = "no-such-key";
+const UNKNOWN_KID = "no-such-key";
 
 /** The algorithm a kid's key is for. */
-export function algOfKid(kid: Kid): SigningAlg {
+function algOfKid(kid: Kid): SigningAlg {
   return SIGNING_ALGS.find((alg) => ACTIVE_KID[alg] === kid || ROTATED_KID[alg] === kid) ?? "RS256";
 }
 
@@ -53,7 +53,7 @@ export interface KeyRing {
   sign(claims: JWTPayload, signKey?: SignKey, typ?: string, alg?: SigningAlg): Promise<string>;
 }
 
-export interface KeySources {
+interface KeySources {
   /** A private JWK set from configuration (`{keys:[...]}`), not validated yet. */
   configured?: unknown;
   /** Private JWKs persisted earlier, by kid. */

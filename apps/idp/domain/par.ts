@@ -5,7 +5,7 @@
  */
 
 /** RFC 9126 §2.2: the URN form of a request_uri. */
-export const REQUEST_URI_PREFIX = "urn:ietf:params:oauth:request_uri:";
+const REQUEST_URI_PREFIX = "urn:ietf:params:oauth:request_uri:";
 /** How long a pushed request waits for its first use at /authorize (RFC 9126 §2.2: short-lived). */
 export const PUSHED_REQUEST_LIFETIME_S = 60;
 /** Once used, how long the login page may take before the request is spent or gone. */

@@ -22,7 +22,7 @@ import { BUILTIN_SCENARIOS, fromSeeded, ScenarioRegistry } from "./scenarios.ts"
 import { normalizeLogin, parseSeededUsers, type SeededUser, syntheticSub } from "./users.ts";
 
 // Importers of the provider take its options and bounds from here as well.
-export { type AccessTokenFormat, issuerPathOf, MAX_LIVE, PATH_ISSUER_NAME, type ProviderOptions } from "./provider-options.ts";
+export { type AccessTokenFormat, MAX_LIVE, PATH_ISSUER_NAME } from "./provider-options.ts";
 
 /** Writes between two amortised prunes of expired state. */
 const PRUNE_EVERY = 64;

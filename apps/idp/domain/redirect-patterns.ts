@@ -29,7 +29,7 @@ const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
  * Suffixes under which anyone may get a host name (shared hosting, tunnels) or that are public
  * suffixes of two labels: a wildcard directly under one of them is refused.
  */
-export const SHARED_SUFFIXES: ReadonlySet<string> = new Set([
+const SHARED_SUFFIXES: ReadonlySet<string> = new Set([
   "vercel.app",
   "now.sh",
   "netlify.app",

@@ -70,7 +70,7 @@ const BaseMetadataSchema = v.object({
 });
 
 /** Unknown fields are dropped (RFC 7591 §2: the server ignores metadata it does not understand). */
-export const RegistrationMetadataSchema = v.intersect([BaseMetadataSchema, ClientJwtMetadataSchema]);
+const RegistrationMetadataSchema = v.intersect([BaseMetadataSchema, ClientJwtMetadataSchema]);
 export type RegistrationMetadata = v.InferOutput<typeof RegistrationMetadataSchema>;
 
 /**
@@ -83,7 +83,7 @@ export const MAX_METADATA_CHARS = 16 * 1024;
 /** Fields only the provider sets; a client sending them in an update is wrong (RFC 7592 §2.2). */
 const SERVER_FIELDS = ["registration_access_token", "registration_client_uri", "client_id_issued_at", "client_secret_expires_at"];
 
-export interface RegistrationContext {
+interface RegistrationContext {
   /** Grant types the provider implements (discovery's list). */
   grantTypes: readonly string[];
   /**

@@ -9,7 +9,7 @@
 import { secretPrefix } from "./random.ts";
 
 /** How many requests are kept (the oldest go first). */
-export const RING_SIZE = 500;
+const RING_SIZE = 500;
 
 /** What is copied off a request and its answer while recording. */
 export interface RawRequest {

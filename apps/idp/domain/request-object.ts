@@ -20,7 +20,7 @@ export class RequestObjectError extends Error {}
 /** `request_object_signing_alg_values_supported` of discovery. */
 export const REQUEST_OBJECT_ALGS = [...CLIENT_ASYMMETRIC_ALGS, ...CLIENT_SECRET_ALGS, "none"];
 
-export interface RequestObjectCheck {
+interface RequestObjectCheck {
   client: Client;
   /** Whether an `aud` value names this provider (its issuer). */
   isIssuer(aud: string): boolean;

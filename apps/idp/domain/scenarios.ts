@@ -4,11 +4,11 @@
  * synthetic user with default claims.
  */
 import type { AuthorizeFailure } from "./errors.ts";
-import { DEFAULT_CATEGORY, type SeededUser } from "./users.ts";
+import type { SeededUser } from "./users.ts";
 
-export type TokenFailure = "invalid_grant" | "server_error" | "slow";
-export type IdTokenFailure = "expired" | "wrong-aud" | "wrong-iss" | "missing-email" | "email-unverified" | "bad-nonce" | "future-iat";
-export type UserinfoFailure = "401" | "500" | "sub-mismatch";
+type TokenFailure = "invalid_grant" | "server_error" | "slow";
+type IdTokenFailure = "expired" | "wrong-aud" | "wrong-iss" | "missing-email" | "email-unverified" | "bad-nonce" | "future-iat";
+type UserinfoFailure = "401" | "500" | "sub-mismatch";
 /** `SignKey`: which key signs the ID token, and under which `kid`. */
 export type SignKey = "rotated" | "kid-not-found" | "bad-signature";
 
@@ -110,5 +110,3 @@ export class ScenarioRegistry {
     return [...groups].filter(([, list]) => list.length > 0).map(([category, scenarios]) => ({ category, scenarios }));
   }
 }
-
-export { DEFAULT_CATEGORY };

@@ -12,9 +12,9 @@ import type { KeyRing } from "./keys.ts";
 /** The algorithms the provider signs with (keys.ts); anything else, `none` first, is refused. */
 const ALGORITHMS: string[] = [...SIGNING_ALGS];
 /** The `typ` keys.ts puts on ID tokens (logout tokens are `logout+jwt`, JWT access tokens `at+jwt`). */
-export const ID_TOKEN_TYP = "JWT";
+const ID_TOKEN_TYP = "JWT";
 
-export interface OwnJwtCheck {
+interface OwnJwtCheck {
   /** The issuer `iss` must equal: the one that handles the request (each issuer by path is its own). */
   issuer: string;
   /** The header `typ` the token must carry, so one kind of token cannot stand in for another. */
@@ -25,7 +25,7 @@ export interface OwnJwtCheck {
   now?: number | undefined;
 }
 
-export type OwnJwt = { ok: true; payload: JWTPayload; header: JWTHeaderParameters } | { ok: false; reason: string };
+type OwnJwt = { ok: true; payload: JWTPayload; header: JWTHeaderParameters } | { ok: false; reason: string };
 
 type LocalKeys = ReturnType<typeof import("jose").createLocalJWKSet>;
 /** The public key set of each ring, built once (a rotation makes a new ring). */

@@ -25,7 +25,7 @@ export interface SeededUser {
   category: string;
 }
 
-export const DEFAULT_CATEGORY = "Seeded users";
+const DEFAULT_CATEGORY = "Seeded users";
 
 const text = v.string();
 const stringList = v.array(v.string());

@@ -10,7 +10,7 @@ import type { Client } from "../domain/clients.ts";
 import type { JwksMode } from "../domain/records.ts";
 import { page, type Html } from "./layout.ts";
 
-export interface DebugPageInput {
+interface DebugPageInput {
   issuer: string;
   clients: Client[];
   jwksModes: readonly JwksMode[];

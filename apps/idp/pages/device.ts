@@ -3,7 +3,7 @@
 import { html } from "hono/html";
 import { page, type Html } from "./layout.ts";
 
-export interface DevicePageInput {
+interface DevicePageInput {
   action: string;
   userCode?: string;
   login?: string;

@@ -9,7 +9,7 @@ import type { FrontchannelFrame } from "../domain/frontchannel.ts";
 import { type Html, page } from "./layout.ts";
 
 /** How long the page waits for slow frames before it goes on anyway. */
-export const FRAMES_WAIT_MS = 5000;
+const FRAMES_WAIT_MS = 5000;
 
 const CONTINUE = `
 const frames = [...document.querySelectorAll("iframe.frontchannel-logout")];

@@ -11,7 +11,7 @@ import { html, raw } from "hono/html";
 import type { ScenarioRegistry } from "../domain/scenarios.ts";
 import { page, type Html } from "./layout.ts";
 
-export interface LoginPageInput {
+interface LoginPageInput {
   action: string;
   params: [string, string][];
   loginHint?: string;

@@ -54,7 +54,7 @@ export const AUTHORIZE_PARAMS = [
   "acr_values",
 ] as const;
 
-export interface AuthorizeRequest {
+interface AuthorizeRequest {
   client: Client;
   redirect_uri: string;
   response_mode: ResponseMode;
@@ -195,7 +195,7 @@ function codeRedirect(c: Context, p: Provider, req: AuthorizeRequest, code: stri
   return authorizationResponse(c, req.redirect_uri, req.response_mode, { code, state: req.state, iss: p.issuerFor(c.req.url) });
 }
 
-export function errorRedirect(
+function errorRedirect(
   c: Context,
   p: Provider,
   redirectUri: string,
@@ -263,7 +263,7 @@ export async function resolveRequestParams(p: Provider, params: Params, requestU
  * an unsupported request_uri): sent to the outer request's redirect URI when that one is valid for
  * the client, else shown on the error page (handle); /par answers it as JSON.
  */
-export class EarlyAuthorizeError extends AuthorizeRedirectError {
+class EarlyAuthorizeError extends AuthorizeRedirectError {
   constructor(err: AuthorizeRedirectError, readonly target?: { redirect_uri: string; state?: string; mode: ResponseMode }) {
     super(err.error, err.description);
   }

@@ -18,7 +18,7 @@ import type { Provider } from "../domain/provider.ts";
 import { page } from "../pages/layout.ts";
 import { oauthErrorResponse, PAGE_HEADERS, secureCookies } from "./http.ts";
 
-export const DEBUG_CLIENT_ID = "debug-client";
+const DEBUG_CLIENT_ID = "debug-client";
 const COOKIE = "idp_debug_client";
 
 const b64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");

@@ -10,7 +10,7 @@ import type { RawRequest, RequestFilter } from "../domain/request-log.ts";
 import { bodyTextRead } from "./http.ts";
 
 /** The endpoints whose requests are recorded (relying parties' calls; not discovery, keys, health or debug). */
-export const RECORDED_ENDPOINTS = [
+const RECORDED_ENDPOINTS = [
   "/authorize",
   "/token",
   "/userinfo",
@@ -24,7 +24,7 @@ export const RECORDED_ENDPOINTS = [
 ] as const;
 
 /** Most characters of a query, body or header kept per request: the ring stays small (500 × 5 × 8 KiB at most) whatever was sent. */
-export const MAX_RECORDED_CHARS = 8192;
+const MAX_RECORDED_CHARS = 8192;
 /**
  * A string of its own: a slice of a longer string keeps the whole of it alive (V8's sliced
  * strings), so 500 slices of 1 MiB bodies would hold 500 MiB. The texts recorded are well-formed
@@ -42,7 +42,7 @@ export function noteClient(c: Context, clientId: string): void {
 }
 
 /** Records each request to `endpoint` after its answer (preflights are not requests of the protocol). */
-export function recordRequests(p: Provider, endpoint: string): MiddlewareHandler {
+function recordRequests(p: Provider, endpoint: string): MiddlewareHandler {
   return async (c, next) => {
     await next();
     const log = p.options.requestLog;

@@ -68,7 +68,7 @@ function describeScenario(user: SeededUser): Record<string, unknown> {
 
 /** The cookie the debug interface's link sets (its own name: a browser sends a host's cookies to
  * every port, the session service's included). */
-export const DEBUG_COOKIE = "idp_debug_token";
+const DEBUG_COOKIE = "idp_debug_token";
 
 const unauthorized = (c: Context, presented: boolean) =>
   c.json(

@@ -25,7 +25,7 @@ const AUTH_METHODS = [...TOKEN_AUTH_METHODS];
 const AUTH_SIGNING_ALGS = [...CLIENT_SIGNING_ALGS];
 
 /** What the provider's configuration adds to discovery. */
-export interface DiscoveryOptions {
+interface DiscoveryOptions {
   /** Dynamic client registration is not off for this issuer: advertise registration_endpoint. */
   registration?: boolean;
   /** RFC 9126 §5: every authorization request must be pushed. */
@@ -36,7 +36,7 @@ export interface DiscoveryOptions {
   configuredClaims?: string[];
 }
 
-export function discoveryDocument(issuer: string, options: DiscoveryOptions = {}): Record<string, unknown> {
+function discoveryDocument(issuer: string, options: DiscoveryOptions = {}): Record<string, unknown> {
   const { verification_uri: _, ...urls } = endpoints(issuer);
   return {
     issuer,

@@ -18,7 +18,6 @@ export const PAGE_HEADERS = {
   "Referrer-Policy": "strict-origin",
 } as const;
 /** The configured issuer's session cookie (an issuer by path has its own: Provider.sessionCookie). */
-export const SESSION_COOKIE = "idp_session";
 
 export interface Params {
   values: Map<string, string>;
@@ -38,11 +37,11 @@ export function toParams(search: URLSearchParams, repeatable: readonly string[] 
   return { values, duplicates };
 }
 
-export const isForm = (c: Context) => /^application\/x-www-form-urlencoded\s*(;|$)/i.test(c.req.header("content-type") ?? "");
+const isForm = (c: Context) => /^application\/x-www-form-urlencoded\s*(;|$)/i.test(c.req.header("content-type") ?? "");
 
 /** A form body, or undefined when the request is not `application/x-www-form-urlencoded`. */
 /** Largest request body the provider reads (forms, debug JSON): 1 MiB, counted while it streams. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Bodies read, by request: the request log (routes/debug-requests.ts) lists what was sent. */
 const bodiesRead = new WeakMap<Request, string>();

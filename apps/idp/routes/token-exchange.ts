@@ -26,7 +26,7 @@ import { verifyOwnIdToken } from "../domain/signed-jwt.ts";
 import { SCOPES, TOKEN_EXCHANGE_GRANT } from "./discovery.ts";
 
 export { TOKEN_EXCHANGE_GRANT };
-export const TOKEN_TYPE = {
+const TOKEN_TYPE = {
   access_token: "urn:ietf:params:oauth:token-type:access_token",
   id_token: "urn:ietf:params:oauth:token-type:id_token",
 } as const;
@@ -66,7 +66,7 @@ interface Presented {
   record?: AccessTokenRecord;
 }
 
-export interface ExchangeInput {
+interface ExchangeInput {
   p: Provider;
   client: Client;
   form: Map<string, string>;

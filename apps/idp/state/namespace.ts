@@ -14,7 +14,7 @@ import type { IdpStateStore, RecordOptions, StateKind } from "./store.ts";
 /** Kinds shared by every issuer: everything else is per issuer. */
 const SHARED_KINDS: ReadonlySet<StateKind> = new Set<StateKind>(["scenario", "key", "setting"]);
 
-export const ROOT_NAMESPACE = "/";
+const ROOT_NAMESPACE = "/";
 export const namespaceOf = (issuerName: string | undefined) => (issuerName === undefined ? ROOT_NAMESPACE : `${issuerName}/`);
 
 export function namespacedStore(inner: IdpStateStore, ns: string): IdpStateStore {

@@ -16,7 +16,7 @@ import type { IdpStateStore, RecordOptions, StateKind } from "./store.ts";
  * Version 1 is the table the Durable Object store has kept since before these migrations, so an
  * object's existing storage needs only version 2 (`IF NOT EXISTS` makes version 1 a no-op there).
  */
-export const IDP_MIGRATIONS: readonly Migration[] = [
+const IDP_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: "idp_state",
@@ -53,7 +53,7 @@ const pruneAtOf = (options: RecordOptions | undefined): number | null =>
 const UPSERT = `INSERT INTO idp_state (kind, key, value, prune_at, grp) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value, prune_at = excluded.prune_at, grp = excluded.grp`;
 
-export interface SqlStateStoreOptions {
+interface SqlStateStoreOptions {
   /** Other instances use the same database (see IdpStateStore.shared). */
   shared: boolean;
 }

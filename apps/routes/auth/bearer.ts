@@ -21,7 +21,7 @@ import { DPOP_ALGS, DPOP_IAT_WINDOW_S, DpopError, loadJose, sha256Base64url, ver
 import { basicAuth, type IssuerMetadata, issuerMetadata } from "./issuer.ts";
 import { type Actor, AuthenticationError, type Authenticator, type PipelineRequest } from "../core/services.ts";
 
-export interface BearerAuthenticatorOptions {
+interface BearerAuthenticatorOptions {
   /** The issuer URL; discovery is `<issuer>/.well-known/openid-configuration`. */
   issuer: string;
   /** Accepted audiences (any one of them; `*`: any audience). The command line's default is the

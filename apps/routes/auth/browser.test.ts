@@ -7,7 +7,7 @@ import { nodeRuntime } from "#lib/adapters/node";
 import { openSqlStore } from "#lib/db/open";
 import type { SqlStore } from "#lib/db";
 import { type StartedIdp, startIdp } from "../../idp/testing.ts";
-import type { RouteHost } from "../core/host.ts";
+import type { RouteHost } from "../host/host.ts";
 import { prepareRoutesStore, sqlSignedInStore } from "../store/store.ts";
 import { scriptHost } from "../testing.ts";
 import { createBearerAuthenticator } from "./bearer.ts";

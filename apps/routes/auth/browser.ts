@@ -22,14 +22,14 @@
 import { parseSigned, serializeSigned } from "hono/utils/cookie";
 import { FRAME_DENY } from "#lib/http";
 import { loadJose, sha256Base64url } from "#lib/oauth";
-import type { HostPlannedContext, RouteHost } from "../core/host.ts";
+import type { HostPlannedContext, RouteHost } from "../host/host.ts";
 import { type Actor, AuthenticationError, type Authenticator, type PipelineRequest } from "../core/services.ts";
 import { randomHex, type SessionCookieOptions, sessionCookies } from "../core/session.ts";
 import { actorFromClaims } from "./bearer.ts";
 import { basicAuth, issuerMetadata } from "./issuer.ts";
 import { memorySignedInStore, type SignedInStore } from "./signed-in.ts";
 
-export interface BrowserSignInOptions {
+interface BrowserSignInOptions {
   issuer: string;
   /** Default `public-spa`: our identity provider's public client for an app on this machine. */
   clientId?: string;
@@ -50,7 +50,7 @@ export interface BrowserSignInOptions {
 }
 
 /** The counter the sign-in routes share, and its name in `RateLimit-Policy`. */
-export const SIGN_IN_RATE_BUCKET = "sign-in";
+const SIGN_IN_RATE_BUCKET = "sign-in";
 
 /** The plan of a sign-in route: public, with the host's sign-in limit when it has one. */
 function signInPlan(method: string, pattern: string, rateLimit: BrowserSignInOptions["rateLimit"]) {

@@ -1,6 +1,6 @@
 /** The CSRF protector in the pipeline: a token bound to the host session, header or form field. */
 import { describe, expect, it } from "vitest";
-import type { RouteHost } from "../core/host.ts";
+import type { RouteHost } from "../host/host.ts";
 import { call, scriptHost } from "../testing.ts";
 import { createCsrfProtector } from "./csrf.ts";
 

@@ -9,7 +9,7 @@ import type { CsrfProtector, PipelineRequest } from "../core/services.ts";
 import type { HostSession } from "../core/session.ts";
 
 export const CSRF_HEADER = "x-csrf-token";
-export const CSRF_FIELD = "_csrf";
+const CSRF_FIELD = "_csrf";
 
 /** Compares in time that depends only on the lengths. */
 function sameText(a: string, b: string): boolean {
@@ -19,7 +19,7 @@ function sameText(a: string, b: string): boolean {
 }
 
 /** The token a request carries: the header first, then a `_csrf` body field. */
-export function presentedToken(req: PipelineRequest): string | undefined {
+function presentedToken(req: PipelineRequest): string | undefined {
   const header = req.script.headers[CSRF_HEADER];
   if (header) return header;
   const body = req.script.body;

@@ -17,7 +17,7 @@ export interface IssuerMetadata {
   endSessionEndpoint?: string;
 }
 
-export interface IssuerOptions {
+interface IssuerOptions {
   fetch?: typeof fetch;
   /** After fetching the JWKS, how long a token with an unknown key waits before the next fetch,
    * ms (default 30 s: a flood of forged kids cannot make the host hammer the issuer). */

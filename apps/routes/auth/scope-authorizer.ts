@@ -9,7 +9,7 @@ import type { Actor, AuthorizationDecision, Authorizer, ResourceRef } from "../c
 
 const GRANT_CLAIMS = ["roles", "groups", "permissions"] as const;
 
-export function grantsOf(actor: Actor): Set<string> {
+function grantsOf(actor: Actor): Set<string> {
   const claims = actor.claims ?? {};
   const grants = new Set<string>();
   if (typeof claims.scope === "string") { for (const s of claims.scope.split(" ")) if (s) grants.add(s); }

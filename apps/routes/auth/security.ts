@@ -9,7 +9,7 @@ import { createBrowserSignIn, DEFAULT_CLIENT_ID, sessionOrBearer } from "./brows
 import { createCsrfProtector } from "./csrf.ts";
 import { type Policy, policyAuthorizer } from "./policy.ts";
 import { scopeAuthorizer } from "./scope-authorizer.ts";
-import type { RouteHost } from "../core/host.ts";
+import type { RouteHost } from "../host/host.ts";
 import type { AuthServices } from "../core/services.ts";
 import { DEFAULT_SESSION_COOKIE, randomHex } from "../core/session.ts";
 import { persistedSessionSecret, sqlSignedInStore } from "../store/store.ts";
@@ -39,7 +39,7 @@ export interface HostSecuritySettings {
  * sign-in takes two, a sign-out one). */
 export const DEFAULT_SIGN_IN_RATE_LIMIT = "60/60";
 
-export class RateLimitSettingError extends CodedError<"INVALID_RATE_LIMIT"> {}
+class RateLimitSettingError extends CodedError<"INVALID_RATE_LIMIT"> {}
 
 /** `LIMIT/SECONDS` (`60/60`: 60 requests a minute), or `off`; empty: the default. */
 export function parseSignInRateLimit(value: string | undefined): { limit: number; windowSeconds: number } | undefined {
@@ -56,7 +56,7 @@ export function parseSignInRateLimit(value: string | undefined): { limit: number
   return { limit, windowSeconds };
 }
 
-export interface HostSecurity {
+interface HostSecurity {
   session: { secret: string };
   auth: Required<Pick<AuthServices, "authorizer" | "csrf">> & Pick<AuthServices, "authenticator">;
   /** Adds the sign-in routes (`/auth/*`) to the host, when there is an issuer. */

@@ -1,6 +1,6 @@
 /** The host-wide limit on the sign-in routes: on by default, one counter for all of /auth/*, configurable. */
 import { describe, expect, it } from "vitest";
-import { createRouteHost } from "../core/host.ts";
+import { createRouteHost } from "../host/host.ts";
 import { hostSecurity, parseSignInRateLimit } from "./security.ts";
 
 describe("parseSignInRateLimit", () => {

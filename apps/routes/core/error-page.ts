@@ -23,7 +23,7 @@ export function hostError(response: Response): Response {
 }
 
 /** A request that accepts HTML: the browser, not a script's fetch (which sends `*\/*`). */
-export function acceptsHtml(request: Request): boolean {
+function acceptsHtml(request: Request): boolean {
   return /\btext\/html\b/i.test(request.headers.get("accept") ?? "");
 }
 
@@ -33,7 +33,7 @@ export function noStore(response: Response): Response {
   return withEditedHeaders(response, (h) => h.set("cache-control", "no-store"));
 }
 
-export interface PageOptions {
+interface PageOptions {
   /** The host signs browsers in at /auth/login (and out at /auth/logout). */
   signIn: boolean;
   /** Shown for a bug report. */

@@ -21,7 +21,7 @@ export interface ResourceSpec {
 /** What a rate limit counts by: the client's address (before authentication), or what
  * authentication established (after it). */
 export type RateLimitKey = "ip" | "actor" | "token" | "session";
-export const RATE_LIMIT_KEYS: readonly RateLimitKey[] = ["ip", "actor", "token", "session"];
+const RATE_LIMIT_KEYS: readonly RateLimitKey[] = ["ip", "actor", "token", "session"];
 
 /** `.rateLimit({limit, windowSeconds, key})`: at most `limit` requests a window per key. */
 export interface RateLimitSpec {

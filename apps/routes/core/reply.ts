@@ -9,7 +9,7 @@ import type { Logger } from "#lib/log";
 import { hostError } from "./error-page.ts";
 import type { BodyErrorCode } from "./request.ts";
 
-export type HostReplyStatus = 400 | 401 | 403 | 404 | 405 | 413 | 429 | 500;
+type HostReplyStatus = 400 | 401 | 403 | 404 | 405 | 413 | 429 | 500;
 
 /** Every `error.code` the host itself answers with. */
 export type HostErrorCode =
@@ -43,7 +43,7 @@ export function errorResponse(status: number, code: HostErrorCode, message: stri
   return hostError(new Response(JSON.stringify(errorEnvelope(code, message)), { status, headers: { "content-type": "application/json", ...headers } }));
 }
 
-export interface ReplyContext {
+interface ReplyContext {
   dev: boolean;
   log?: Logger;
   requestId: string;

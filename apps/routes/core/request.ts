@@ -88,7 +88,7 @@ const MULTIPART_TYPE = /^multipart\/form-data\b/i;
 const asRequestBodyError = (err: unknown) => (err instanceof BodyLimitError ? new RequestBodyError(err.code, err.message) : err);
 
 /** The body's bytes, never more than `maxBytes` in memory (lib/http/body-limit.ts). */
-export const readBodyBytes = (request: Request, maxBytes: number, received?: AsyncIterable<Uint8Array>): Promise<Uint8Array> =>
+const readBodyBytes = (request: Request, maxBytes: number, received?: AsyncIterable<Uint8Array>): Promise<Uint8Array> =>
   readBoundedBytes(request, maxBytes, received).catch((err: unknown) => {
     throw asRequestBodyError(err);
   });
@@ -111,7 +111,7 @@ export function base64Of(bytes: Uint8Array): string {
 
 /** A file of a multipart/form-data body as the handler sees it: its content as text when it is
  * UTF-8, else base64 (`encoding` says which). */
-export interface FormFile {
+interface FormFile {
   name: string;
   type: string;
   size: number;
@@ -172,7 +172,7 @@ export async function readBody(
   return { body: rawBody, rawBody, bytes };
 }
 
-export interface RequestFacts {
+interface RequestFacts {
   params: Record<string, string>;
   session: HostSession | null;
   ip: string;

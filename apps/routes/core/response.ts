@@ -32,12 +32,12 @@ const NOSNIFF = ["x-content-type-options", "nosniff"] as const;
 /** Headers only the host may set: message framing and hop-by-hop fields (RFC 9110 §7.6.1). */
 const FRAMING = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer"]);
 
-export function isFramingHeader(name: string): boolean {
+function isFramingHeader(name: string): boolean {
   const key = name.toLowerCase();
   return FRAMING.has(key) || key.startsWith("proxy-");
 }
 
-export function checkHeader(name: string, value: string): void {
+function checkHeader(name: string, value: string): void {
   if (!TOKEN.test(name)) throw new ResponseRuleError(`header name ${JSON.stringify(name)} is not an HTTP token`);
   if (isFramingHeader(name)) throw new ResponseRuleError(`header ${name} frames the message: only the host sets it`);
   if (UNSAFE_VALUE.test(value)) {

@@ -26,10 +26,10 @@ import type { RateLimitStore } from "../store/rate-limits.ts";
 import { type PipelineState, type Stage, stateOf } from "./state.ts";
 
 /** The policy's name in the RateLimit fields: the bucket, else the key and window (`ip-60s`). */
-export const policyName = (spec: RateLimitSpec) => spec.bucket ?? `${spec.key}-${spec.windowSeconds}s`;
+const policyName = (spec: RateLimitSpec) => spec.bucket ?? `${spec.key}-${spec.windowSeconds}s`;
 
 /** `RateLimit-Policy` for `specs` (a Structured Fields list: quoted name, quota, window). */
-export const rateLimitPolicyField = (specs: RateLimitSpec[]) => specs.map((s) => `"${policyName(s)}";q=${s.limit};w=${s.windowSeconds}`).join(", ");
+const rateLimitPolicyField = (specs: RateLimitSpec[]) => specs.map((s) => `"${policyName(s)}";q=${s.limit};w=${s.windowSeconds}`).join(", ");
 
 /** Whether a limit counts before authentication (`ip`) or after it. */
 export const countsBeforeAuthentication = (spec: RateLimitSpec) => spec.key === "ip";
@@ -86,7 +86,7 @@ function clientOf(spec: RateLimitSpec, state: PipelineState, request: Request): 
   return ["ip", addressClient(state.ip)];
 }
 
-export interface RateLimitDeps {
+interface RateLimitDeps {
   store: RateLimitStore;
   now: () => Date;
 }

@@ -28,7 +28,7 @@ export function collecting(): AuditSink & { events: AuditEvent[] } {
 /** The `error` of an error answer's JSON body. */
 export const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
 
-export interface StageAppOptions {
+interface StageAppOptions {
   /** The method the stages are registered on (ALL unless given). */
   method?: string;
   /** Dev mode for the error answer (messages of 500s shown). */
@@ -40,10 +40,10 @@ export interface StageAppOptions {
 }
 
 /** Fetches `path` (below http://host.test) from the app; `env` adds to the app's environment. */
-export type StageFetch = (path: string, init?: RequestInit, env?: Partial<HostEnv>) => Promise<Response>;
+type StageFetch = (path: string, init?: RequestInit, env?: Partial<HostEnv>) => Promise<Response>;
 
 /**
- * `stages` on `pattern` (every method unless `options.method`), errors answered with `replyResponse` as core/host.ts does
+ * `stages` on `pattern` (every method unless `options.method`), errors answered with `replyResponse` as host/host.ts does
  * (dev mode, log, request id and the route's name).
  */
 export function stageApp(pattern: string, stages: Stage[], options: StageAppOptions = {}): StageFetch {

@@ -145,12 +145,12 @@ describe("routes types", () => {
   it("writes the declarations (./httpmod.d.ts or --out), with the --assets modules", async () => {
     const dir = await mkdtemp(join(tmpdir(), "routes-types-"));
     const out = join(dir, "types", "httpmod.d.ts");
-    const run = await runToEnd(process.execPath, ["lib/adapters/node-run.mjs", "apps/routes/node.ts", "types", "--out", out, "--assets", `ui=${dir}`], {
+    const run = await runToEnd(process.execPath, ["lib/adapters/node/run.mjs", "apps/routes/entries/node.ts", "types", "--out", out, "--assets", `ui=${dir}`], {
       cwd: ROOT,
     });
     expect(run).toMatchObject({ code: 0, stdout: expect.stringContaining("wrote") });
     expect(await readFile(out, "utf8")).toBe(httpmodDeclarations({ assets: ["ui"] }));
-    const here = await runToEnd(process.execPath, [join(ROOT, "lib/adapters/node-run.mjs"), join(ROOT, "apps/routes/node.ts"), "types"], { cwd: dir });
+    const here = await runToEnd(process.execPath, [join(ROOT, "lib/adapters/node/run.mjs"), join(ROOT, "apps/routes/entries/node.ts"), "types"], { cwd: dir });
     expect(here.code).toBe(0);
     expect(await readFile(join(dir, "httpmod.d.ts"), "utf8")).toBe(httpmodDeclarations());
     await rm(dir, { recursive: true, force: true });

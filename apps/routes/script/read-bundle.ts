@@ -9,12 +9,12 @@ import type { FileTree } from "#lib/files";
 import { base64Of } from "../core/request.ts";
 import type { ScriptBundle } from "./script-sandbox.ts";
 
-export const BUNDLE_LIMITS = { files: 2000, bytes: 16 * 1024 * 1024 };
+const BUNDLE_LIMITS = { files: 2000, bytes: 16 * 1024 * 1024 };
 const SOURCE = /\.(?:js|cjs|json)$/;
 
 export type ScriptReadErrorCode = "SCRIPT_READ_FAILED";
 
-export class ScriptReadError extends CodedError<ScriptReadErrorCode> {
+class ScriptReadError extends CodedError<ScriptReadErrorCode> {
   constructor(message: string) {
     super("SCRIPT_READ_FAILED", message);
   }

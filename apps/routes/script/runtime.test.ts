@@ -1,7 +1,7 @@
 /** Handlers on threads: a spinning handler never blocks the host, on Node and on Deno. */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { nodeThreadSpawner } from "#lib/adapters/node-threads";
+import { nodeThreadSpawner } from "#lib/adapters/node/threads";
 import { runToEnd } from "#test/runtimes/processes.ts";
 import { responsiveness } from "./testdata/responsiveness.ts";
 
@@ -22,7 +22,7 @@ function expectResponsive(seen: Awaited<ReturnType<typeof responsiveness>>) {
 
 describe("the thread runtime", () => {
   it("on Node: other routes answer while one spins for 2 s or handlers wait on timers; a hung thread is replaced", async () => {
-    expectResponsive(await responsiveness(nodeThreadSpawner(new URL("../node-thread.ts", import.meta.url))));
+    expectResponsive(await responsiveness(nodeThreadSpawner(new URL("../entries/node-thread.ts", import.meta.url))));
   });
 
   it("on Deno: the same, with Web Workers", async () => {

@@ -37,8 +37,6 @@ import {
   type ScriptNatives,
 } from "./script-sandbox.ts";
 
-export type { ScriptHostQuestion } from "./script-side.ts";
-
 export interface ScriptRuntime {
   /** Loads `bundle` (ScriptLoadError when it fails: the previous script stays). */
   load(bundle: ScriptBundle): Promise<Registration[]>;
@@ -79,7 +77,7 @@ function scriptGenerations() {
 
 const noEvents = () => {};
 
-export interface InProcessOptions {
+interface InProcessOptions {
   natives: ScriptNatives;
   /** The host's service functions (`natives.services`). */
   hostCalls?: ScriptHostCalls;
@@ -102,7 +100,7 @@ export function inProcessScriptRuntime(engine: SandboxEngine, options: InProcess
   };
 }
 
-export interface ThreadRuntimeOptions {
+interface ThreadRuntimeOptions {
   natives: ScriptNatives;
   /** The host's service functions (`natives.services`), called on the threads' behalf. */
   hostCalls?: ScriptHostCalls;

@@ -6,7 +6,7 @@
  *
  * Runs where the sandboxes live: on a request thread, or on the serving thread in process. The
  * main thread takes its types, DEFAULT_SCRIPT_LIMITS, ScriptLoadError (runtime.ts gives a thread's
- * load failure that class again) and the directory checks core/table.ts repeats when it compiles
+ * load failure that class again) and the directory checks host/table.ts repeats when it compiles
  * the registrations; `loadScriptSandbox` never runs there in a threaded host.
  */
 import { CodedError } from "#lib/errors";
@@ -16,7 +16,7 @@ import { compileRoutePlan, normalizePrefix } from "../core/plan.ts";
 import { HOST_MODULE, HTTPMOD_FILE, HTTPMOD_SOURCE } from "./httpmod-source.ts";
 import { type ConsoleLine, DISPATCH_GLOBAL, dispatcherResponse, type DispatchOutcome, isCompactAnswer } from "./script-wire.ts";
 
-export type { ConsoleLine, DispatchOutcome, ScriptResponse } from "./script-wire.ts";
+export type { DispatchOutcome, ScriptResponse } from "./script-wire.ts";
 
 /** A script and everything it may `require`: files by canonical name ("/app.js"). */
 export interface ScriptBundle {
@@ -75,7 +75,7 @@ export class ScriptLoadError extends CodedError<"SCRIPT_LOAD_FAILED"> {
 }
 
 /** Resolves `require` of the script's files relative to the requiring file, inside the bundle. */
-export function bundleResolver(bundle: ScriptBundle): SourceResolver {
+function bundleResolver(bundle: ScriptBundle): SourceResolver {
   const has = (name: string) => Object.prototype.hasOwnProperty.call(bundle.files, name);
   const candidates = (base: string) => [base, `${base}.js`, `${base}.cjs`, `${base}.json`, `${base}/index.js`];
   return {
@@ -151,7 +151,7 @@ export function assetsDirectory(root: string, moduleName: string, call: string, 
 
 /** The module names an assets directory is installed under: its own, and for a plain name also
  * `fs:<name>` (the original's spelling, `require("fs:assets")`). */
-export function assetsModuleNames(name: string): string[] {
+function assetsModuleNames(name: string): string[] {
   return name.includes(":") ? [name] : [name, `fs:${name}`];
 }
 

@@ -1,10 +1,10 @@
 /** `require("resources")` and `require("audit")`: a handler's own records, in process and on threads. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeRuntime } from "#lib/adapters/node";
-import { nodeThreadSpawner } from "#lib/adapters/node-threads";
+import { nodeThreadSpawner } from "#lib/adapters/node/threads";
 import { openSqlStore } from "#lib/db/open";
 import type { SqlStore } from "#lib/db";
-import { createRouteHost, type RouteHost, type RouteHostOptions } from "../core/host.ts";
+import { createRouteHost, type RouteHost, type RouteHostOptions } from "../host/host.ts";
 import { threadScriptRuntime } from "./runtime.ts";
 import { DEFAULT_SCRIPT_LIMITS } from "./script-sandbox.ts";
 import { storeServices } from "./script-services.ts";
@@ -78,7 +78,7 @@ describe("the store's script services", () => {
     const host = createRouteHost({
       ...options(store),
       runtime: (natives, hostCalls) =>
-        threadScriptRuntime(nodeThreadSpawner(new URL("../node-thread.ts", import.meta.url)), {
+        threadScriptRuntime(nodeThreadSpawner(new URL("../entries/node-thread.ts", import.meta.url)), {
           natives,
           hostCalls,
           limits: DEFAULT_SCRIPT_LIMITS,

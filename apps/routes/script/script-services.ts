@@ -23,12 +23,12 @@
 import * as v from "valibot";
 import type { SqlStore } from "#lib/db";
 import type { HostValue } from "#lib/sandbox";
-import type { HostServiceFunction } from "../core/host.ts";
+import type { HostServiceFunction } from "../host/host.ts";
 import type { AuditOutcome } from "../core/services.ts";
 import { deleteResource, getResource, listResources, putResource, queryAudit } from "../store/store.ts";
 
-export const RESOURCES_MODULE = "resources";
-export const AUDIT_MODULE = "audit";
+const RESOURCES_MODULE = "resources";
+const AUDIT_MODULE = "audit";
 
 const name = (what: string) =>
   v.pipe(v.string(`${what} must be a string`), v.minLength(1, `${what} must not be empty`), v.maxLength(200, `${what} is longer than 200 characters`));
@@ -118,7 +118,7 @@ export function storeServices(store: SqlStore | undefined): Record<string, Servi
   return { [RESOURCES_MODULE]: resourcesModule(store), [AUDIT_MODULE]: auditModule(store) };
 }
 
-export function auditModule(store: SqlStore): ServiceModule {
+function auditModule(store: SqlStore): ServiceModule {
   return {
     events: (query) => {
       const q = check(AuditQuery, query ?? undefined, "audit.events");
@@ -127,7 +127,7 @@ export function auditModule(store: SqlStore): ServiceModule {
   };
 }
 
-export function resourcesModule(store: SqlStore, options: { newId?: () => string } = {}): ServiceModule {
+function resourcesModule(store: SqlStore, options: { newId?: () => string } = {}): ServiceModule {
   const newId = options.newId ?? (() => crypto.randomUUID());
   return {
     get: (type, id) => {

@@ -1,9 +1,9 @@
 /** The route side's sandboxes (script-side.ts), in process: handlers that wait do not hold up the rest. */
 import { describe, expect, it } from "vitest";
 import { loadQuickJS } from "#lib/sandbox";
-import { createRouteHost } from "../core/host.ts";
+import { createRouteHost } from "../host/host.ts";
 import { call } from "../testing.ts";
-import { nodeThreadSpawner } from "#lib/adapters/node-threads";
+import { nodeThreadSpawner } from "#lib/adapters/node/threads";
 import { inProcessScriptRuntime, threadScriptRuntime } from "./runtime.ts";
 import { DEFAULT_SCRIPT_LIMITS } from "./script-sandbox.ts";
 
@@ -20,7 +20,7 @@ async function host(sandboxes?: number, onThread = false) {
     runtime: (natives, hostCalls) =>
       engine
         ? inProcessScriptRuntime(engine, { natives, hostCalls, limits: DEFAULT_SCRIPT_LIMITS, sandboxes })
-        : threadScriptRuntime(nodeThreadSpawner(new URL("../node-thread.ts", import.meta.url)), {
+        : threadScriptRuntime(nodeThreadSpawner(new URL("../entries/node-thread.ts", import.meta.url)), {
           natives,
           hostCalls,
           limits: DEFAULT_SCRIPT_LIMITS,

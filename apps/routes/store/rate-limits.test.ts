@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSqlStore } from "#lib/db/open";
 import type { SqlStore } from "#lib/db";
-import { createRouteHost } from "../core/host.ts";
+import { createRouteHost } from "../host/host.ts";
 import { memoryRateLimitStore, PRUNE_BATCH, type RateLimitStore, sqlRateLimitStore } from "./rate-limits.ts";
 import { prepareRoutesStore } from "./store.ts";
 

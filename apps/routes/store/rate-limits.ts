@@ -28,12 +28,12 @@ export interface RateLimitStore {
 }
 
 /** The window holding `now`: its start and end, epoch ms. */
-export function windowOf(now: number, windowMs: number): { start: number; end: number } {
+function windowOf(now: number, windowMs: number): { start: number; end: number } {
   const start = Math.floor(now / windowMs) * windowMs;
   return { start, end: start + windowMs };
 }
 
-export const DEFAULT_MAX_KEYS = 100_000;
+const DEFAULT_MAX_KEYS = 100_000;
 
 export function memoryRateLimitStore(options: { maxKeys?: number } = {}): RateLimitStore & { readonly size: number } {
   const maxKeys = Math.max(1, options.maxKeys ?? DEFAULT_MAX_KEYS);

@@ -16,7 +16,7 @@ import type { SignedInSession, SignedInStore } from "../auth/signed-in.ts";
 import type { AuditEvent, AuditOutcome, AuditSink, ResourceRef, ResourceResolver } from "../core/services.ts";
 import { RATE_LIMIT_MIGRATION_STATEMENTS } from "./rate-limits.ts";
 
-export const ROUTES_MIGRATIONS: readonly Migration[] = [
+const ROUTES_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: "resources and audit events",
@@ -63,7 +63,7 @@ export const ROUTES_MIGRATIONS: readonly Migration[] = [
 
 export const prepareRoutesStore = (store: SqlStore) => applyMigrations(store, ROUTES_MIGRATIONS);
 
-export interface StoredResource {
+interface StoredResource {
   type: string;
   id: string;
   tenantId?: string;
@@ -146,7 +146,7 @@ export function sqlAuditSink(store: SqlStore): AuditSink {
   };
 }
 
-export interface AuditQuery {
+interface AuditQuery {
   /** RFC 3339: events at or after it. */
   since?: string;
   actor?: string;

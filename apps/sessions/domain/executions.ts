@@ -21,11 +21,11 @@ import { type ExecutionEnd, ExecutionRecorder } from "./recorder.ts";
 import { type EventRecord, type ExecutionRecord, timestamp } from "./records.ts";
 import { claimSession, requireSession, sessionsCrashed } from "./sessions.ts";
 
-export type RunInput =
+type RunInput =
   | { kind: "repl"; session_id: string; input: string }
   | { kind: "run_file"; session_id: string; path: string; args: Record<string, unknown>; env: Record<string, unknown> };
 
-export interface RunResult {
+interface RunResult {
   execution: ExecutionRecord;
   events: EventRecord[];
 }

@@ -61,7 +61,7 @@ const BUILTINS = new Set(
   ].map((name) => name.toLowerCase()),
 );
 
-export function isModuleName(name: string): name is ModuleName {
+function isModuleName(name: string): name is ModuleName {
   return (MODULE_CATALOG as readonly string[]).includes(name);
 }
 

@@ -28,7 +28,7 @@ export interface RecorderOptions {
   onWriteError?: (err: unknown) => void;
 }
 
-export interface ExecutionListener {
+interface ExecutionListener {
   event(event: EventRecord): void;
   /** The final record (durable unless `finish` failed to store it). */
   end(execution: ExecutionRecord): void;

@@ -2,7 +2,7 @@
  * The records the API returns (docs/sessions.md#records): snake_case fields, timestamps as
  * RFC 3339 UTC strings with milliseconds, optional fields absent rather than null.
  */
-import type { CapabilityKind, EventType, ExecutionStatus as FinalStatus, Settings } from "../live/types.ts";
+import type { CapabilityKind, EventType, Settings } from "../live/types.ts";
 
 export const ENGINES = ["jsengine"] as const;
 export const CAPABILITY_KINDS = ["module", "global", "fs", "net", "env"] as const satisfies readonly CapabilityKind[];
@@ -10,12 +10,10 @@ export const SESSION_STATUSES = ["starting", "ready", "crashed", "closed"] as co
 export const EXECUTION_STATUSES = ["running", "ok", "error", "timeout", "limit_exceeded", "cancelled"] as const;
 export const EXECUTION_KINDS = ["repl", "run_file"] as const;
 export const EVENT_TYPES = ["input_echo", "console", "value", "exception", "system", "stdout", "stderr"] as const satisfies readonly EventType[];
-export const STARTUP_MODES = ["eval"] as const;
 
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 export type ExecutionKind = (typeof EXECUTION_KINDS)[number];
-export type { FinalStatus };
 
 export interface TemplateRecord {
   id: string;

@@ -21,10 +21,10 @@ import { type SessionRecord, type SessionStatus, timestamp } from "./records.ts"
 import { defaultSettings } from "./settings.ts";
 import { requireTemplate } from "./templates.ts";
 
-export const RESTART_SESSION_ERROR = "the runtime did not survive a restart of the daemon";
-export const RESTART_EXECUTION_ERROR = "the daemon restarted while this execution was running";
+const RESTART_SESSION_ERROR = "the runtime did not survive a restart of the daemon";
+const RESTART_EXECUTION_ERROR = "the daemon restarted while this execution was running";
 
-export interface CreateSessionInput {
+interface CreateSessionInput {
   template_id: string;
   workspace_id: string;
   base_commit_oid: string;

@@ -42,7 +42,7 @@ import {
   type SessionSpec,
 } from "./types.ts";
 
-export interface SessionRuntimeObjectOptions<Env> {
+interface SessionRuntimeObjectOptions<Env> {
   /** `@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm`, imported as a module. */
   wasmModule: WebAssembly.Module;
   /** The R2 binding that holds the worktrees (keys `<worktree path without leading slash>/<file>`). */
@@ -56,17 +56,17 @@ export interface SessionRuntimeObjectOptions<Env> {
 }
 
 /** The slice of a Durable Object stub used here. */
-export interface SessionObjectStub {
+interface SessionObjectStub {
   fetch(input: string, init?: { method?: string; body?: string; headers?: Record<string, string> }): Promise<Response>;
 }
 
 /** The slice of a `DurableObjectState` used here (structural: no workers types). */
-export interface SessionObjectState {
+interface SessionObjectState {
   storage: { setAlarm(scheduledTime: number): Promise<void>; deleteAlarm(): Promise<void> };
 }
 
 /** The slice of a `DurableObjectNamespace` binding used here (structural: no workers types). */
-export interface SessionObjectNamespace {
+interface SessionObjectNamespace {
   idFromName(name: string): unknown;
   get(id: unknown): SessionObjectStub;
 }
@@ -78,7 +78,7 @@ type Line = { event: LiveEvent } | { outcome: ExecutionOutcome } | { error: Wire
 const CANCEL_RETRY_MS = 10;
 
 /** How often a live runtime's object wakes itself: well inside the shortest eviction window (10 s). */
-export const KEEP_ALIVE_MS = 4_000;
+const KEEP_ALIVE_MS = 4_000;
 
 function json(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });

@@ -19,8 +19,8 @@ import type { SourceResolver } from "#lib/sandbox";
 import { dirname, join, normalize } from "./modules/path.ts";
 import type { Settings } from "./types.ts";
 
-export const MAX_FILES = 256;
-export const MAX_BYTES = 8 * 1024 * 1024;
+const MAX_FILES = 256;
+const MAX_BYTES = 8 * 1024 * 1024;
 /** Reads tried per prefetch (each candidate of each specifier is one). */
 const MAX_PROBES = 2048;
 
@@ -32,7 +32,7 @@ const SPECIFIERS = [
 ];
 
 /** Literal specifiers named by `require`, `import` and `export ... from` in a source text. */
-export function scanSpecifiers(source: string): string[] {
+function scanSpecifiers(source: string): string[] {
   if (!source.includes("require") && !source.includes("import") && !source.includes("export")) return [];
   const found = new Set<string>();
   for (const re of SPECIFIERS) for (const m of source.matchAll(re)) found.add(m[2]!);
@@ -64,7 +64,7 @@ export function importResolver(settings: Settings["resolver"]): ImportResolver {
  * Worktree-relative paths to try for `specifier` from `importer` (a canonical name or undefined),
  * in order. Throws for an absolute specifier when those are not allowed.
  */
-export function candidates(r: ImportResolver, specifier: string, importer: string | undefined): string[] {
+function candidates(r: ImportResolver, specifier: string, importer: string | undefined): string[] {
   let bases: string[];
   if (specifier === "." || specifier === ".." || specifier.startsWith("./") || specifier.startsWith("../")) {
     const from = importer ? dirname(importer) : "/";

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nodeFileTree } from "#lib/adapters/node-files";
+import { nodeFileTree } from "#lib/adapters/node/files";
 import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
 import { createInProcessRuntimes } from "./in-process.ts";
 import { capability, collect, repl, sessionSpec, type SpecOverrides } from "./testing.ts";

@@ -4,7 +4,7 @@
  * holds the SessionRuntimes of the sessions pinned to the thread. Which sessions are live, and
  * that each opens once, is the main thread's (thread-pool.ts); this side runs what it is sent.
  * The thread entry files
- * (apps/sessions/node-thread.ts, deno-thread.ts) supply the endpoint and the worktree FileTree,
+ * (apps/sessions/entries/node-thread.ts, deno-thread.ts) supply the endpoint and the worktree FileTree,
  * which cannot be copied from the main thread.
  */
 import type { FileTree } from "#lib/files";
@@ -16,16 +16,16 @@ import type { ExecutionOutcome, LiveEvent } from "./types.ts";
 import type { FromThread, SessionCall, ThreadInit, ToThread } from "./thread-pool.ts";
 
 /** The thread's end of the channel to the main thread. */
-export type SessionThreadEndpoint = ThreadEndpoint<ToThread, FromThread>;
+type SessionThreadEndpoint = ThreadEndpoint<ToThread, FromThread>;
 
-export interface ThreadSetup {
+interface ThreadSetup {
   worktrees: FileTree;
   /** The `http` module's transport (default: global fetch). */
   fetch?: typeof fetch;
 }
 
 /** Sessions in this thread's engine; each call names its session. */
-export function sessionSide(
+function sessionSide(
   engine: SandboxEngine,
   { hostEnv, modules }: ThreadInit,
   setup: ThreadSetup,

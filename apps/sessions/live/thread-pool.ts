@@ -18,7 +18,6 @@ import {
   type SandboxThreadInit,
   type SpawnThread,
   ThreadCallError,
-  type ThreadPort,
 } from "#lib/sandbox-host";
 import {
   type ExecutionOutcome,
@@ -51,8 +50,7 @@ export type ToThread = PoolMessage<ThreadInit, SessionCall>;
 export type FromThread = PoolReply<ExecutionOutcome | null, LiveEvent>;
 
 /** The main thread's end of one session thread. */
-export type SessionThreadPort = ThreadPort<ToThread, FromThread>;
-export type SpawnSessionThread = SpawnThread<ToThread, FromThread>;
+type SpawnSessionThread = SpawnThread<ToThread, FromThread>;
 
 // ---- pool ----------------------------------------------------------------------------------------
 

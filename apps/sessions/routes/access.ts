@@ -19,7 +19,7 @@ export interface SessionsAccess {
 }
 
 /** The cookie the sign-in link sets (one per service: a browser sends it to every port). */
-export const ACCESS_COOKIE = "sessions_token";
+const ACCESS_COOKIE = "sessions_token";
 const REALM = "sessions";
 const HEALTH = "/api/v1/health";
 

@@ -41,8 +41,8 @@ type ObjectSchema = v.ObjectSchema<v.ObjectEntries, v.ErrorMessage<v.ObjectIssue
 type AnySchema = v.BaseSchema<unknown, unknown, v.BaseIssue<unknown>>;
 
 /** JSON bodies up to 1 MiB; the file upload endpoints take up to 8 MiB. */
-export const JSON_BODY_LIMIT = 1024 * 1024;
-export const TEXT_BODY_LIMIT = 8 * 1024 * 1024;
+const JSON_BODY_LIMIT = 1024 * 1024;
+const TEXT_BODY_LIMIT = 8 * 1024 * 1024;
 
 /** Options of hono-openapi's resolver for inputs: how the valibot schemas become JSON Schema. */
 const INPUT_OPTIONS = { options: JSON_SCHEMA as Record<string, unknown> };

@@ -15,7 +15,7 @@ import { LIMIT_NAMES, type LimitName, SESSION_LIMITS } from "../live/limits.ts";
 const nonEmpty = (what: string, max = 1024) =>
   v.pipe(v.string(), v.minLength(1, `${what} must not be empty`), v.maxLength(max, `${what} is longer than ${max} characters`));
 /** A UUID in any case, read lower-case (ids are stored lower-case). */
-export const uuid = v.pipe(v.string(), v.uuid("must be a UUID"), v.toLowerCase());
+const uuid = v.pipe(v.string(), v.uuid("must be a UUID"), v.toLowerCase());
 /** A positive integer up to `max` (a limit: no accepted value may overflow a timer or a counter). */
 const limit = (max: number, description: string) =>
   v.pipe(
@@ -26,7 +26,7 @@ const limit = (max: number, description: string) =>
     v.description(`${description}; at most ${max}`),
   );
 /** A JSON object (not an array, not null). (`v.record` would take an array as an object.) */
-export const jsonObject = v.custom<Record<string, unknown>>(
+const jsonObject = v.custom<Record<string, unknown>>(
   (value) => typeof value === "object" && value !== null && !Array.isArray(value),
   "must be a JSON object",
 );

@@ -4,7 +4,7 @@
  * on timers than there are threads while another request is answered, and one that waited and
  * then spins is kept apart from the rest. Prints nothing; returns what it saw.
  */
-import { createRouteHost } from "../../core/host.ts";
+import { createRouteHost } from "../../host/host.ts";
 import { type SpawnScriptThread, threadScriptRuntime } from "../runtime.ts";
 
 const SCRIPT = `const app = require("httpmod").app();

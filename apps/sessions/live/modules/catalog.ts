@@ -19,7 +19,7 @@ import { fsModule, writableDirectories } from "./fs.ts";
 import { httpModule, parseNetRule } from "./http.ts";
 import { pathModule } from "./path.ts";
 
-export interface SessionCatalog {
+interface SessionCatalog {
   /** Built on first `require`, so idle sessions pay nothing for them. */
   modules: Record<string, NativeModuleSource>;
   /** Global name -> module name. */
@@ -42,7 +42,7 @@ const ALSO_NEEDS: Partial<Record<ModuleName, string>> = {
  * catalog module the template does not list, or withdraws with a disabled `module` capability, or
  * that this server does not offer. Undefined for names that are not catalog modules (files).
  */
-export function missingModuleReason(name: string, spec: Pick<SessionSpec, "modules" | "capabilities">, offered: ReadonlySet<string>): string | undefined {
+function missingModuleReason(name: string, spec: Pick<SessionSpec, "modules" | "capabilities">, offered: ReadonlySet<string>): string | undefined {
   if (!(MODULE_CATALOG as readonly string[]).includes(name)) return undefined;
   if (!offered.has(name)) return `this server does not offer the module "${name}" (its modules: ${[...offered].join(", ") || "none"})`;
   const newSession = "then start a new session (a running session keeps the modules it started with)";

@@ -11,7 +11,7 @@ import { CodedError } from "#lib/errors";
 import { type FileTree, FileTreeError, resolveRelativePath } from "#lib/files";
 import type { HostValue, NativeModule } from "#lib/sandbox";
 
-export interface FsModuleOptions {
+interface FsModuleOptions {
   tree: FileTree;
   root: string;
   /** Worktree-relative directories where writes are allowed ("" = everywhere). */

@@ -12,7 +12,7 @@ import * as path from "./path.ts";
 const fn = (m: NativeModule, name: string) => (m.functions![name] as NativeFunction).bind({ signal: new AbortController().signal });
 
 describe("path (posix, same answers as Node's path.posix)", () => {
-  const samples = ["", ".", "/", "a", "a/b/../c", "/a/./b//c/", "../a/..", "a/../..", "/..", "./x.tar.gz", ".bashrc", "a.", "dir/", "//a//b"];
+  const samples = ["", ".", "/", "a", "a/b/../c", "/a/./b//c/", "..", "a/../..", "/..", "./x.tar.gz", ".bashrc", "a.", "dir/", "//a//b"];
   it.each(["normalize", "dirname", "basename", "extname", "isAbsolute", "parse"] as const)("%s", (name) => {
     // (Node's parse splits a final ".." into name "." and ext "."; ours keeps extname's answer.)
     for (const p of samples.filter((p) => name !== "parse" || !p.endsWith(".."))) {

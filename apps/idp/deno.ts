@@ -1,5 +1,0 @@
-/** Deno entry: `deno run -A apps/idp/deno.ts <command> [flags]`. */
-import { denoRuntime } from "#lib/adapters/deno";
-import { runIdpCli } from "./cli.ts";
-
-await runIdpCli(denoRuntime());

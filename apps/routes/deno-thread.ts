@@ -1,5 +1,0 @@
-/** Entry of each handler thread on Deno (a Web Worker spawned by apps/routes/deno.ts). */
-import { denoThreadEndpoint } from "#lib/adapters/deno-threads";
-import { serveScriptThread } from "./script/script-side.ts";
-
-serveScriptThread(denoThreadEndpoint());
