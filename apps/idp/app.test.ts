@@ -65,6 +65,51 @@ describe("two instances on a shared store, each reading the settings once per tu
   });
 });
 
+describe("two instances on a shared store, a change still being applied", () => {
+  it("a request never finds the other instance's change half applied: a later read waits for the scenarios an earlier one is loading", async () => {
+    // The second instance's reads of the scenarios wait at a gate, so its first read of the
+    // changed settings is caught loading them.
+    const store = new MemoryStateStore();
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let armed = false;
+    let held = () => {};
+    const entries: IdpStateStore["entries"] = async (kind) => {
+      if (kind === "scenario" && armed) {
+        held();
+        await gate;
+      }
+      return store.entries(kind);
+    };
+    const sharedView = (gated: boolean) =>
+      new Proxy(store, {
+        get: (target, name) => {
+          if (name === "shared") return true;
+          if (name === "entries" && gated) return entries;
+          const value = Reflect.get(target, name);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      }) as IdpStateStore;
+    const logger = createLogger({ level: "silent" });
+    const afterThisTurn = (run: () => void) => void setImmediate(run);
+    const a = await createIdp({ issuer: "http://idp.test", state: sharedView(false), logger, afterThisTurn });
+    const b = await createIdp({ issuer: "http://idp.test", state: sharedView(true), logger, afterThisTurn });
+    await b.provider.sync();
+
+    await a.provider.addScenario({ login: "carol", password: "pw", claims: {}, omit_claims: [], category: "test" } as never);
+    armed = true;
+    const loading = new Promise<void>((r) => (held = r));
+    const first = b.provider.sync();
+    await loading; // b has read the new version and is loading the scenarios
+    const second = b.provider.sync();
+    // Only liveness: the gate opens once the second read is done, or after a while.
+    void Promise.race([second, new Promise((r) => setTimeout(r, 200))]).then(() => release());
+    await second;
+    expect(b.provider.scenarios().get("carol"), "the scenario added before the second read began").toBeDefined();
+    await first;
+  });
+});
+
 describe("issuers by path switched off (IDP_ISSUERS_BY_PATH=off)", () => {
   it("a first path segment that is not the provider's own is a 404 again; on by default it is an issuer", async () => {
     const logger = createLogger({ level: "silent" });

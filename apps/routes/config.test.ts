@@ -31,6 +31,12 @@ async function both(env: Record<string, string>) {
 }
 
 describe("the routes section, on the command line and in the Worker", () => {
+  it("reads an empty ROUTES_ISSUER as no authenticator on both, never as the default issuer", async () => {
+    const { cli, worker } = await both({ ROUTES_ISSUER: "" });
+    expect(cli.values.issuer).toBe("");
+    expect(worker.values.issuer).toBe("");
+  });
+
   it("has one set of defaults: audit auto (the store when there is one, else the log), the sandbox's limits", async () => {
     const { cli, worker, fromCli, fromWorker } = await both({});
     expect(fromWorker).toEqual(fromCli);

@@ -44,6 +44,8 @@ export const routesSection = defineSection({
       default: "http://127.0.0.1:5556",
       description:
         "OIDC issuer whose access tokens authenticate requests and where browsers sign in; a path (/idp) is this host's own origin plus that path, for an identity provider the script mounts there (empty: no authenticator)",
+      // Empty means no authenticator from every source: an empty var must not bring back the default issuer.
+      emptyEnvIsValue: true,
     }),
     audience: stringField({ default: "", description: "Accepted aud of access tokens, comma-separated (empty: the sign-in client id; *: any)" }),
     "client-id": stringField({

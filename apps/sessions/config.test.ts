@@ -79,8 +79,10 @@ describe("the sessions section", () => {
     await expect(load(["--config-file", "x.yaml"], {}, { "/work/x.yaml": "sessions:\n  thread: 2\n" })).rejects.toMatchObject({ code: "CONFIG_UNKNOWN_FIELD" });
   });
 
-  it('takes "" (a flag or a file) or none (any source) for no modules', async () => {
+  it('takes "" (a flag, a file or the environment) or none for no modules', async () => {
     expect(parseModuleCatalog((await load(["--modules", ""])).values.modules)).toEqual([]);
+    expect(parseModuleCatalog((await load([], { SESSIONS_MODULES: "" })).values.modules)).toEqual([]);
+    expect(parseModuleCatalog((await load([], {})).values.modules)).toEqual(["fs", "path", "http", "env"]);
     expect(parseModuleCatalog((await load([], { SESSIONS_MODULES: "none" })).values.modules)).toEqual([]);
   });
 

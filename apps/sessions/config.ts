@@ -48,6 +48,8 @@ const sessionsSection = defineSection({
     modules: stringField({
       default: MODULE_CATALOG.join(","),
       description: 'The module catalog templates may use: a comma-separated subset ("" or none: none)',
+      // SESSIONS_MODULES="" has always meant no modules: it must not widen to the whole catalog.
+      emptyEnvIsValue: true,
       check: acceptedBy(parseModuleCatalog, `expected names from the catalog ${MODULE_CATALOG.join(", ")}, comma-separated, or none`),
     }),
     threads: stringField({

@@ -46,12 +46,13 @@ export function fromSectionMap(section: SectionDef, map: unknown, source: string
   });
 }
 
-/** Environment variables; an empty variable counts as unset. */
+/** Environment variables; an empty variable counts as unset, unless its field says otherwise. */
 export function fromEnv(section: SectionDef, env: Env): Assignment[] {
   return fieldNames(section).flatMap((field) => {
     const name = envName(section, field);
     const raw = name === undefined ? undefined : env[name];
-    return raw === undefined || raw.trim() === "" ? [] : [{ field, raw, kind: "text" as const, source: `env:${name}` }];
+    const unset = raw === undefined || (raw.trim() === "" && !section.fields[field]!.emptyEnvIsValue);
+    return unset ? [] : [{ field, raw, kind: "text" as const, source: `env:${name}` }];
   });
 }
 

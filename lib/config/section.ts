@@ -23,6 +23,9 @@ export interface FieldDef<T extends FieldType = FieldType> {
   positional?: number;
   /** Shown only as a prefix when printed. */
   secret?: boolean;
+  /** An empty environment variable sets the empty value instead of counting as unset (a list
+   * where empty means none, and where the variable always meant that). */
+  emptyEnvIsValue?: boolean;
   /** Extra validation of a decoded value (a valibot schema, so messages stay uniform). */
   check?: v.GenericSchema<FieldValue<T>>;
 }

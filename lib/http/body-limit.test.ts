@@ -59,6 +59,14 @@ describe("checkDeclaredLength", () => {
     expect(checkDeclaredLength(post(), 100)).toBe(false);
     expect(checkDeclaredLength(post({ "content-length": "101", "transfer-encoding": "chunked" }), 100)).toBe(false);
   });
+
+  it("counts rather than trusts a length that is not one plain number (Deno joins a repeated header: NaN was under every limit)", async () => {
+    for (const length of ["5000000, 5000000", "+101", "0x65", "1e3", ""]) {
+      expect(checkDeclaredLength(post({ "content-length": length }), 100), length).toBe(false);
+    }
+    const body = new Request("http://host.test/x", { method: "POST", body: "x".repeat(101), headers: { "content-length": "101, 101" } });
+    await expect(readBoundedBytes(body, 100)).rejects.toMatchObject({ code: "BODY_TOO_LARGE" });
+  });
 });
 
 describe("releaseUnreadBody", () => {

@@ -18,10 +18,13 @@ const tooLarge = (maxBytes: number) => new BodyLimitError("BODY_TOO_LARGE", `the
 const unreadable = (err: unknown) => new BodyLimitError("BODY_UNREADABLE", `the request body could not be read: ${(err as Error).message}`);
 
 /** The declared length, when the body is judged by it (the server then reads exactly that many
- * bytes) rather than counted as it streams. */
+ * bytes) rather than counted as it streams. Only one plain decimal counts as declared: Deno lets a
+ * repeated equal header through joined ("5000000, 5000000", which Number reads as NaN, under any
+ * limit), so anything else is counted as it streams. */
 export function declaredLength(request: Request): number | undefined {
   const declared = request.headers.get("content-length");
-  return declared !== null && !request.headers.has("transfer-encoding") ? Number(declared) : undefined;
+  if (declared === null || request.headers.has("transfer-encoding") || !/^[0-9]+$/.test(declared)) return undefined;
+  return Number(declared);
 }
 
 /**

@@ -54,6 +54,8 @@ interface Core {
   loaded?: Promise<void>;
   /** The read of the settings that the requests of this turn of the event loop wait for. */
   nextRead?: Promise<void>;
+  /** The last read of the settings begun: the next one starts after it (`readSettings`). */
+  lastRead?: Promise<void>;
   scenariosRead: boolean;
   registry: ScenarioRegistry;
   keyRing?: Promise<KeyRing>;
@@ -217,7 +219,19 @@ export class Provider {
     );
   }
 
-  private async readSettings(): Promise<void> {
+  /**
+   * One read at a time: a read publishes the versions it found before it has loaded what changed
+   * (the scenarios, the keys), so a read that overlapped it would find no change and serve the
+   * old scenarios of a change made before its request came.
+   */
+  private readSettings(): Promise<void> {
+    const previous = this.core.lastRead;
+    const read = previous ? previous.then(() => this.applySettings()) : this.applySettings();
+    this.core.lastRead = read.catch(() => {});
+    return read;
+  }
+
+  private async applySettings(): Promise<void> {
     const stored = new Map(await this.state.entries<unknown>("setting"));
     const jwksMode = stored.get(SETTING.jwksMode) as JwksMode;
     const clockOffset = stored.get(SETTING.clockOffset);

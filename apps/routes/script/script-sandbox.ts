@@ -358,8 +358,19 @@ export async function loadScriptSandbox(
     if (r.status === "ok") {
       const answer = r.text;
       if (answer === undefined) return fail("error", "the handler finished without a response");
+      if (answer === "") {
+        // The dispatcher never answers nothing: QuickJS could not copy a huge answer out (its
+        // memory limit), and says so only by an empty string.
+        broken = true;
+        return fail("memory", `the handler's response is too large to leave the sandbox (limit ${limits.memMb} MiB)`);
+      }
       if (asText && consoleLines.length === 0 && isCompactAnswer(answer)) return answer;
-      return { ok: true, response: dispatcherResponse(answer, bytes), console: [...consoleLines] };
+      try {
+        return { ok: true, response: dispatcherResponse(answer, bytes), console: [...consoleLines] };
+      } catch (err) {
+        // Not the dispatcher's answer: a handler's thenable hands back what its `then` returns.
+        return fail("error", `the handler's answer is not a response: ${(err as Error).message}`);
+      }
     }
     if (r.limit === "memory") {
       broken = true; // retained garbage may keep it near the limit: start afresh

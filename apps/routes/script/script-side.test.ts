@@ -83,4 +83,35 @@ describe("the route side's sandboxes", () => {
     expect(await text(h, "/wait")).toMatch(/^v2-/);
     await h.close();
   });
+
+  it("answer a handler whose answer is not the dispatcher's, or too large to copy out, 500 HANDLER_FAILED in process and on a thread alike", async () => {
+    const forged = `const app = require("httpmod").app();
+app.get("/forged").public().handle(() => ({ then() { return "not a response"; } }));
+app.get("/no-headers").public().handle(() => ({ then() { return '{"status":200,"headers":[5]}'; } }));
+app.get("/too-large").public().handle(() => "\\u00e9".repeat(30 * 1024 * 1024));
+app.get("/ok").public().handle(() => "ok");`;
+    for (const onThread of [false, true]) {
+      const engine = onThread ? undefined : await loadQuickJS();
+      const h = createRouteHost({
+        dev: true,
+        runtime: (natives, hostCalls) =>
+          engine
+            ? inProcessScriptRuntime(engine, { natives, hostCalls, limits: DEFAULT_SCRIPT_LIMITS })
+            : threadScriptRuntime(nodeThreadSpawner(new URL("../entries/node-thread.ts", import.meta.url)), {
+              natives,
+              hostCalls,
+              limits: DEFAULT_SCRIPT_LIMITS,
+              threads: 1,
+            }),
+      });
+      await h.loadScript({ entry: "/app.js", files: { "/app.js": forged } });
+      for (const path of ["/forged", "/no-headers", "/too-large"]) {
+        const res = await call(h, "GET", path);
+        expect([res.status, res.json?.error?.code], `${path} ${onThread ? "on a thread" : "in process"}: ${res.text}`).toEqual([500, "HANDLER_FAILED"]);
+      }
+      expect((await call(h, "GET", "/too-large")).json.error.message).toMatch(/too large/);
+      expect((await call(h, "GET", "/ok")).text).toBe("ok");
+      await h.close();
+    }
+  });
 });
