@@ -102,6 +102,13 @@ describe("what a script cannot do to the wire, and what a request cannot do to t
     },
   );
 
+  it("refuses a response whose handler sets X-Request-Id: 500, and the answer keeps the host's id, the one its access log names", async () => {
+    const res = await rawRequest("/framing/X-Request-Id", { headers: { "x-request-id": "caller-id-0001" } });
+    expect(res.status).toBe(500);
+    expect(JSON.parse(res.body)).toEqual({ error: { code: "HANDLER_FAILED", message: "internal error" } });
+    expect(res.headers["x-request-id"]).toBe("caller-id-0001");
+  });
+
   it("counts a body without Content-Length while it streams: 413 at the limit, the rest never read", async () => {
     for (const [path, type] of [["/echo/1", "text/plain"], ["/notes", "application/json"]] as const) {
       // Up to 256 MiB: the host must stop reading long before the client runs out.

@@ -2,7 +2,7 @@
  * From what a handler produced to a web Response: the result rules (docs/routes.md, "Result rules") were applied in
  * the sandbox (httpmod-source.ts); here the host checks what it is about to put on the wire.
  * A status outside 200-599, a header name or value that could split or break the response (a
- * control character or a character past U+00FF in a value, a name that is not an HTTP token), or a header that frames the message is refused: the
+ * control character or a character past U+00FF in a value, a name that is not an HTTP token), a header that frames the message, or X-Request-Id is refused: the
  * request becomes a 500, and the bad header never reaches the wire. The host owns framing
  * (RFC 9112 §6): a script's `content-length` or `transfer-encoding` beside the body the host
  * sends would desynchronise a keep-alive connection.
@@ -40,6 +40,9 @@ function isFramingHeader(name: string): boolean {
 function checkHeader(name: string, value: string): void {
   if (!TOKEN.test(name)) throw new ResponseRuleError(`header name ${JSON.stringify(name)} is not an HTTP token`);
   if (isFramingHeader(name)) throw new ResponseRuleError(`header ${name} frames the message: only the host sets it`);
+  // The id the access log and the audit record name the request by (lib/http/request-id.ts): a
+  // script's own would send a caller to another request's lines.
+  if (name.toLowerCase() === "x-request-id") throw new ResponseRuleError(`header ${name} is the host's: it carries the request's id`);
   if (UNSAFE_VALUE.test(value)) {
     throw new ResponseRuleError(`header ${name} has a control character (CR, LF, NUL, ...) or a character past U+00FF in its value`);
   }
