@@ -8,7 +8,20 @@
 import { type Context, Hono } from "hono";
 import { applyMigrations, type SqlStore } from "#lib/db";
 import { type FileTree, FileTreeError, type Roots } from "#lib/files";
-import { ApiError, apiErrorHandler, apiNotFound, crossSite, isUnsafeMethod, serveStatic, type StaticDirectory, unframeable, withRequestId } from "#lib/http";
+import {
+  ApiError,
+  apiErrorHandler,
+  apiNotFound,
+  BodyLimitError,
+  crossSite,
+  errorEnvelope,
+  isUnsafeMethod,
+  readBoundedBytes,
+  serveStatic,
+  type StaticDirectory,
+  unframeable,
+  withRequestId,
+} from "#lib/http";
 import { createLogger, errorFields, type Logger } from "#lib/log";
 import type { ProcessMemory, ServeEnv } from "#lib/runtime";
 import type { ServiceContext } from "./domain/context.ts";
@@ -20,7 +33,7 @@ import type { RecorderOptions } from "./domain/recorder.ts";
 import { recoverAfterRestart, runtimesLost } from "./domain/sessions.ts";
 import { type LiveRuntimes, MODULE_CATALOG, type ModuleName } from "./live/types.ts";
 import { registerAccess, type SessionsAccess } from "./routes/access.ts";
-import { mountApi } from "./routes/api.ts";
+import { bodyRefusal, MAX_BODY_BYTES, mountApi } from "./routes/api.ts";
 import { registerEvents } from "./routes/events.ts";
 import { registerExecutions } from "./routes/executions.ts";
 import { registerFileUploads } from "./routes/files.ts";
@@ -77,6 +90,22 @@ function toApiError(err: Error): Error {
   if (err instanceof SessionServiceError) return new ApiError(ERROR_STATUS[err.code], err.code, err.message, err.details, err.headers);
   if (err instanceof FileTreeError) return toApiError(fileError(err));
   return err;
+}
+
+/**
+ * A request's body, read up to the largest any operation takes, or the API's refusal (413, or 400
+ * for a body that broke off): for a front that must hold the body before it hands the request on
+ * (the Worker's, to its Durable Object), so that it never buffers more than the service would read.
+ * The operation's own limit applies after.
+ */
+export async function boundedRequestBody(request: Request): Promise<Uint8Array<ArrayBuffer> | Response> {
+  try {
+    return (await readBoundedBytes(request, MAX_BODY_BYTES)) as Uint8Array<ArrayBuffer>;
+  } catch (err) {
+    if (!(err instanceof BodyLimitError)) throw err;
+    const refusal = toApiError(bodyRefusal(err, MAX_BODY_BYTES)) as ApiError;
+    return Response.json(errorEnvelope(refusal.code, refusal.message, refusal.details), { status: refusal.status, headers: refusal.headers });
+  }
 }
 
 export function createSessionService(options: SessionServiceOptions): SessionService {

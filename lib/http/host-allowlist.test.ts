@@ -142,7 +142,7 @@ describe("misdirected", () => {
 });
 
 describe("withAllowedHosts", () => {
-  const app = () => withAllowedHosts({ fetch: (_r: Request) => new Response("ok") }, defaults, envelopeMisdirected);
+  const app = () => withAllowedHosts({ fetch: (_r: Request, _env?: { requestId?: string }) => new Response("ok") }, defaults, envelopeMisdirected);
 
   it("answers 421 in the service's JSON, or a page to a browser", async () => {
     const json = await app().fetch(request("http://rebind.attacker.example/", { host: "rebind.attacker.example" }));
@@ -153,6 +153,15 @@ describe("withAllowedHosts", () => {
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);
     expect(page.headers.get("x-frame-options")).toBe("DENY");
     expect(await page.text()).toContain("Misdirected request");
+  });
+
+  it("gives its 421 a request id: the caller's when well formed, else a fresh one, or the one the entry chose", async () => {
+    const own = await app().fetch(request("http://rebind.attacker.example/", { host: "rebind.attacker.example", "x-request-id": "caller-0001" }));
+    expect(own.headers.get("x-request-id")).toBe("caller-0001");
+    const fresh = await app().fetch(request("http://rebind.attacker.example/", { host: "rebind.attacker.example", "x-request-id": "bad\tid" }));
+    expect(fresh.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const chosen = await app().fetch(request("http://rebind.attacker.example/", { host: "rebind.attacker.example" }), { requestId: "entry-0001" });
+    expect(chosen.headers.get("x-request-id")).toBe("entry-0001");
   });
 
   it("hands an allowed request on", async () => {

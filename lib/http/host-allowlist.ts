@@ -22,7 +22,7 @@ import { html } from "hono/html";
 import { CodedError } from "#lib/errors";
 import { errorEnvelope } from "./errors.ts";
 import { FRAME_DENY } from "./frame-deny.ts";
-import type { FetchingApp } from "./request-id.ts";
+import { type FetchingApp, REQUEST_ID_HEADER, requestIdOf } from "./request-id.ts";
 
 /** The hosts a service answers: `any` when the check is off (`*`). */
 export interface HostAllowlist {
@@ -169,9 +169,10 @@ export const envelopeMisdirected: MisdirectedBody = (message) => errorEnvelope("
 
 const HINT = "Open it at localhost or 127.0.0.1, or add the name with --allowed-hosts.";
 
-/** 421: a page for a browser, the service's JSON for a program. */
-export function misdirectedResponse(request: Request, reason: string, body: MisdirectedBody): Response {
-  const headers = { "Cache-Control": "no-store", ...FRAME_DENY };
+/** 421: a page for a browser, the service's JSON for a program. It answers before the request id
+ * middleware, so it carries the id itself (every response has one). */
+export function misdirectedResponse(request: Request, reason: string, body: MisdirectedBody, env?: ServeEnv): Response {
+  const headers = { "Cache-Control": "no-store", ...FRAME_DENY, [REQUEST_ID_HEADER]: requestIdOf(request, env) };
   if ((request.headers.get("accept") ?? "").includes("text/html")) {
     const page = html`
       <!doctype html>
@@ -208,7 +209,7 @@ export function withAllowedHosts<A extends FetchingApp>(app: A, list: HostAllowl
   const seen = new Map<string, true>();
   app.fetch = (request: Request, env?: ServeEnv, executionCtx?: unknown) => {
     const reason = misdirected(list, request, seen, env?.rawHeaders);
-    return reason === undefined ? inner.call(app, request, env, executionCtx) : misdirectedResponse(request, reason, body);
+    return reason === undefined ? inner.call(app, request, env, executionCtx) : misdirectedResponse(request, reason, body, env);
   };
   return app;
 }

@@ -141,6 +141,8 @@ describe("identity provider", () => {
     const json = await get(idp.port, "/healthz", `${REBIND}:${idp.port}`);
     expect(json.status).toBe(421);
     expect(JSON.parse(json.body)).toMatchObject({ error: "invalid_request", error_description: expect.stringContaining(REBIND) });
+    // Answered before the request id middleware, it still carries an id, as every response does.
+    expect(json.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
     const page = await get(idp.port, "/debug/ui", `${REBIND}:${idp.port}`, "\r\nAccept: text/html");
     expect(page.status).toBe(421);
     expect(page.headers["content-type"]).toMatch(/^text\/html/);

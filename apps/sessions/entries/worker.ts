@@ -30,7 +30,7 @@ import {
   unframeable,
 } from "#lib/http";
 import { createLogger, type LogLevel } from "#lib/log";
-import { createSessionService, type SessionService } from "../app.ts";
+import { boundedRequestBody, createSessionService, type SessionService } from "../app.ts";
 import { parseModuleCatalog, sandboxHostEnv } from "../domain/modules.ts";
 import { durableRuntimes, sessionRuntimeObject } from "../live/durable.ts";
 import { MODULE_CATALOG } from "../live/types.ts";
@@ -111,8 +111,10 @@ export const SessionRuntimeObject = sessionRuntimeObject<SessionsWorkerEnv>({
  */
 export async function sessionsObjectFetch(request: Request, env: SessionsWorkerEnv): Promise<Response> {
   // The body is buffered before it crosses to the object, so a handler that answers without
-  // reading it (a 404, a 409) cannot break the request stream.
-  const body = request.method === "GET" || request.method === "HEAD" ? null : await request.arrayBuffer();
+  // reading it (a 404, a 409) cannot break the request stream; never more of it than the service
+  // would read (a declared length over that is refused before anything is read).
+  const body = request.method === "GET" || request.method === "HEAD" ? null : await boundedRequestBody(request);
+  if (body instanceof Response) return body;
   // `manual`: the sign-in link's redirect goes back to the browser (a stub would follow it itself).
   const forwarded = new Request(request.url, { method: request.method, headers: request.headers, body, redirect: "manual" });
   return env.SESSIONS.get(env.SESSIONS.idFromName("sessions")).fetch(forwarded);

@@ -43,6 +43,8 @@ type AnySchema = v.BaseSchema<unknown, unknown, v.BaseIssue<unknown>>;
 /** JSON bodies up to 1 MiB; the file upload endpoints take up to 8 MiB. */
 const JSON_BODY_LIMIT = 1024 * 1024;
 const TEXT_BODY_LIMIT = 8 * 1024 * 1024;
+/** The largest body any operation takes. */
+export const MAX_BODY_BYTES = Math.max(JSON_BODY_LIMIT, TEXT_BODY_LIMIT);
 
 /** Options of hono-openapi's resolver for inputs: how the valibot schemas become JSON Schema. */
 const INPUT_OPTIONS = { options: JSON_SCHEMA as Record<string, unknown> };
@@ -131,7 +133,7 @@ export function describe(doc: OperationDoc): MiddlewareHandler {
 
 /** lib/http's refusal in the API's words: 413 PAYLOAD_TOO_LARGE, and the connection is closed (the
  * client may still be sending the rest of the body); a body that breaks off is 400. */
-function bodyRefusal(err: BodyLimitError, limit: number): Error {
+export function bodyRefusal(err: BodyLimitError, limit: number): Error {
   if (err.code !== "BODY_TOO_LARGE") return invalidRequest(err.message);
   return new SessionServiceError("PAYLOAD_TOO_LARGE", `request body is larger than ${limit} bytes`, { limit_bytes: limit }, { Connection: "close" });
 }
