@@ -8,14 +8,14 @@
  * Bad configuration prints one line `idp: <message>` on stderr and exits with code 2.
  */
 import type { Hono } from "hono";
-import { ConfigError, formatFieldTable, formatJson, formatYaml } from "#lib/config";
+import { ConfigError, formatFieldTable, formatJson, formatYaml, sectionHelp } from "#lib/config";
 import { parseCommandLine, type ParsedArgs } from "#lib/config/flags";
 import { configSourcesLine, listenFailure, printBanner, serviceLogger } from "#lib/cli-output";
 import { describeAllowlist, hostAllowlist, listensBeyondLoopback, listenUrl, withAllowedHosts } from "#lib/http";
 import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
 import { afterThisTurn, openSqlStore } from "#lib/db/open";
 import { createApp, type IdpStateStore } from "./app.ts";
-import { type ConfigIo, fieldHelp, IDP_FLAGS, idpAppOptions, loadIdpConfig, type OidcConfig, oidcSection } from "./config.ts";
+import { type ConfigIo, IDP_FLAGS, idpAppOptions, loadIdpConfig, type OidcConfig, oidcSection } from "./config.ts";
 import { generateSigningKey, KIDS } from "./domain/keys.ts";
 import { oauthMisdirected } from "./routes/http.ts";
 import { openStateStore } from "./state/sql.ts";
@@ -28,11 +28,7 @@ commands:
   gen-keys                print a new private JWK set (every kid /jwks publishes) as JSON
 
 options (flag / environment variable / default):
-${
-  fieldHelp()
-    .map((f) => `  ${f.flag.padEnd(22)} ${f.env.padEnd(24)} ${f.fallback || '""'}\n      ${f.description}`)
-    .join("\n")
-}
+${sectionHelp(oidcSection, { flag: 22, env: 24 })}
   --config-file PATH      YAML file with the fields under "oidc:" (repeatable; later files win)
   --profile NAME          IDP_PROFILE; profile from $XDG_CONFIG_HOME/idp/profiles.yaml (default ~/.config/idp/profiles.yaml)
   --print-parsed-fields   serve-dev: print each field, its value and the source that set it

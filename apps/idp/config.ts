@@ -12,14 +12,12 @@ import {
   booleanField,
   ConfigError,
   defineSection,
-  envName,
-  fieldNames,
-  flagName,
   listenAddressCheck,
   listField,
   type LoadedSection,
   loadSection,
   parseYaml,
+  sectionFlags,
   stringField,
 } from "#lib/config";
 import type { FlagSpecs, ParsedArgs } from "#lib/config/flags";
@@ -179,9 +177,7 @@ export type OidcConfig = LoadedSection<OidcFields>;
 
 /** Every flag `serve-dev` and `print-config` accept: the section's fields plus these options. */
 export const IDP_FLAGS: FlagSpecs = {
-  ...Object.fromEntries(
-    fieldNames(oidcSection).map((f) => [flagName(oidcSection, f)!, { boolean: oidcSection.fields[f as keyof OidcFields].type === "boolean" }]),
-  ),
+  ...sectionFlags(oidcSection),
   "config-file": {},
   profile: {},
   format: {},
@@ -365,13 +361,4 @@ function registrationOptions(config: OidcConfig): Partial<IdpAppOptions> {
     }
   }
   return out;
-}
-
-/** `IDP_ISSUER`-style names of each field, for `--help` and the docs. */
-export function fieldHelp(): { flag: string; env: string; fallback: string; description: string }[] {
-  return fieldNames(oidcSection).map((f) => {
-    const def = oidcSection.fields[f as keyof OidcFields];
-    const fallback = Array.isArray(def.default) ? def.default.join(",") : String(def.default);
-    return { flag: `--${flagName(oidcSection, f)}`, env: envName(oidcSection, f) ?? "", fallback, description: def.description };
-  });
 }

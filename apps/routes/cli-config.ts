@@ -4,7 +4,7 @@
  * profiles), with the policy file and the assets directories. A bad setting is one line on stderr
  * and exit code 2 (`fail`).
  */
-import { ConfigError, envName, fieldNames, flagName, loadSection } from "#lib/config";
+import { ConfigError, loadSection, sectionFlags, sectionHelp } from "#lib/config";
 import type { FlagSpecs, ParsedArgs } from "#lib/config/flags";
 import type { FileTree } from "#lib/files";
 import { type HostRuntime, parseListenAddress } from "#lib/runtime";
@@ -17,11 +17,7 @@ import { routesSection, scriptLimits } from "./config.ts";
 export const COMMANDS = ["serve", "routes", "openapi", "types", "bundle", "audit", "resource"] as const;
 
 export const FLAGS: FlagSpecs = {
-  ...Object.fromEntries(
-    fieldNames(routesSection).map((
-      f,
-    ) => [flagName(routesSection, f)!, routesSection.fields[f as keyof typeof routesSection.fields].type === "boolean" ? { boolean: true } : {}]),
-  ),
+  ...sectionFlags(routesSection),
   "config-file": {},
   profile: {},
   json: { boolean: true },
@@ -54,14 +50,7 @@ commands:
            stores a resource the resolver finds (routes with .resource(...))
 
 options (flag / environment variable / default):
-${
-  fieldNames(routesSection)
-    .map((f) => {
-      const def = routesSection.fields[f as keyof typeof routesSection.fields];
-      return `  --${f.padEnd(28)} ${(envName(routesSection, f) ?? "").padEnd(34)} ${String(def.default) || '""'}\n      ${def.description}`;
-    })
-    .join("\n")
-}
+${sectionHelp(routesSection, { flag: 30, env: 34 })}
   --config-file PATH               YAML file with the fields under "routes:" (repeatable)
   --profile NAME                   ROUTES_PROFILE; profile from $XDG_CONFIG_HOME/routes/profiles.yaml
   --json                           routes: print JSON

@@ -8,13 +8,12 @@
 import {
   acceptedBy,
   defineSection,
-  envName,
-  fieldNames,
-  flagName,
   listenAddressCheck,
   listField,
   type LoadedSection,
   loadSection,
+  sectionFlags,
+  sectionHelp,
   stringField,
   wholeNumberCheck,
 } from "#lib/config";
@@ -72,7 +71,7 @@ export type SessionsConfig = LoadedSection<SessionsFields>;
 
 /** What `sessions serve` accepts: the section's flags, the files and profile, and help. */
 export const SESSIONS_FLAGS: FlagSpecs = {
-  ...Object.fromEntries(fieldNames(sessionsSection).map((f) => [flagName(sessionsSection, f)!, {}])),
+  ...sectionFlags(sessionsSection),
   "config-file": {},
   profile: {},
   help: { boolean: true },
@@ -84,15 +83,7 @@ const SHOWN_DEFAULT: Partial<Record<keyof SessionsFields, string>> = { "worktree
 export const USAGE = `usage: sessions serve [options]
 
 options (flag / environment variable / default):
-${
-  fieldNames(sessionsSection)
-    .map((f) => {
-      const def = sessionsSection.fields[f as keyof SessionsFields];
-      const shown = SHOWN_DEFAULT[f as keyof SessionsFields] ?? (String(def.default) || '""');
-      return `  --${f.padEnd(20)} ${(envName(sessionsSection, f) ?? "").padEnd(26)} ${shown}\n      ${def.description}`;
-    })
-    .join("\n")
-}
+${sectionHelp(sessionsSection, { flag: 22, env: 26 }, (f: string) => SHOWN_DEFAULT[f as keyof SessionsFields])}
   --config-file PATH     YAML file with the fields under "sessions:" (repeatable)
   --profile NAME         SESSIONS_PROFILE; profile from $XDG_CONFIG_HOME/sessions/profiles.yaml
   -h, --help             this text

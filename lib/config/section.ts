@@ -92,3 +92,35 @@ export function flagName(section: SectionDef, field: string): string | undefined
 export function fieldNames(section: SectionDef): string[] {
   return Object.keys(section.fields);
 }
+
+/** Each field's flag as the command line's parser takes it (`FlagSpecs`): a boolean field takes no value. */
+export function sectionFlags(section: SectionDef): Record<string, { boolean?: boolean }> {
+  return Object.fromEntries(
+    fieldNames(section).flatMap((field) => {
+      const flag = flagName(section, field);
+      return flag === undefined ? [] : [[flag, section.fields[field]!.type === "boolean" ? { boolean: true } : {}]];
+    }),
+  );
+}
+
+/**
+ * The section's fields for `--help`, one entry each: the flag and the environment variable in
+ * columns of the given widths, the default (`shownDefault` where a value would mislead), and the
+ * description on the next line.
+ */
+export function sectionHelp(
+  section: SectionDef,
+  widths: { flag: number; env: number },
+  shownDefault: (field: string) => string | undefined = () => undefined,
+): string {
+  return fieldNames(section)
+    .map((field) => {
+      const def = section.fields[field]!;
+      const fallback = shownDefault(field) ?? (String(def.default) || '""');
+      const flag = flagName(section, field);
+      return `  ${(flag === undefined ? "" : `--${flag}`).padEnd(widths.flag)} ${
+        (envName(section, field) ?? "").padEnd(widths.env)
+      } ${fallback}\n      ${def.description}`;
+    })
+    .join("\n");
+}
