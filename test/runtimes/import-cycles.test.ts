@@ -6,9 +6,8 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { expect, it } from "vitest";
+import { resolvePackageImport } from "./package-imports.ts";
 import { ROOT } from "./service.ts";
-
-const IMPORTS: Record<string, string> = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).imports;
 
 function* modules(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -22,9 +21,7 @@ function* modules(dir: string): Generator<string> {
 function resolveSpecifier(from: string, specifier: string): string | undefined {
   if (specifier.startsWith(".")) return resolve(dirname(from), specifier);
   if (!specifier.startsWith("#lib/")) return undefined;
-  const exact = IMPORTS[specifier];
-  const pattern = IMPORTS["#lib/*"];
-  const target = exact ?? pattern?.replace("*", specifier.slice("#lib/".length));
+  const target = resolvePackageImport(specifier);
   return target === undefined ? undefined : resolve(ROOT, target);
 }
 

@@ -7,29 +7,11 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
+import { readImportMap, resolvePackageImport as resolveNode } from "./package-imports.ts";
 import { ROOT } from "./service.ts";
 
-type ImportMap = Record<string, string>;
-
-const readMap = (file: string): ImportMap => JSON.parse(readFileSync(join(ROOT, file), "utf8")).imports;
-const nodeMap = readMap("package.json");
-const denoMap = readMap("deno.json");
-
-/** Node's rules: an exact key, else a key with one `*` whose match replaces the target's `*`. */
-function resolveNode(specifier: string): string | undefined {
-  const exact = nodeMap[specifier];
-  if (exact !== undefined) return normalize(exact);
-  for (const [key, target] of Object.entries(nodeMap)) {
-    const star = key.indexOf("*");
-    if (star < 0) continue;
-    const head = key.slice(0, star);
-    const tail = key.slice(star + 1);
-    if (specifier.startsWith(head) && specifier.endsWith(tail) && specifier.length >= head.length + tail.length) {
-      return normalize(target.replace("*", specifier.slice(head.length, specifier.length - tail.length)));
-    }
-  }
-  return undefined;
-}
+const nodeMap = readImportMap("package.json");
+const denoMap = readImportMap("deno.json");
 
 /** Deno's rules (import maps): an exact key, else the longest key ending in `/` that prefixes it. */
 function resolveDeno(specifier: string): string | undefined {
