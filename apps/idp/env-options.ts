@@ -136,6 +136,17 @@ function registrationFromEnv(get: (name: string) => string | undefined): Partial
   return out;
 }
 
+/** A document variable through its decoder, whose own errors are reported under the variable's name. */
+async function decodeDocument<T>(name: string, raw: string, decode: (doc: unknown) => T, decodeError: abstract new (...args: never[]) => Error): Promise<T> {
+  const doc = await parseDocument(name, raw);
+  try {
+    return decode(doc);
+  } catch (err) {
+    if (err instanceof decodeError) throw new EnvOptionError(name, err.message);
+    throw err;
+  }
+}
+
 /**
  * The options set by `IDP_*` variables; unset or empty variables leave the option out. Async only
  * because the YAML parser is loaded when `IDP_USERS` needs it.
@@ -164,33 +175,16 @@ export async function optionsFromEnv(env: Env): Promise<Partial<IdpAppOptions>> 
   const users = get("IDP_USERS");
   if (users !== undefined) out.users = await parseDocument("IDP_USERS", users);
   const clients = get("IDP_CLIENTS");
-  if (clients !== undefined) {
-    try {
-      out.clients = parseClientConfigs(await parseDocument("IDP_CLIENTS", clients));
-    } catch (err) {
-      if (err instanceof ClientConfigError) throw new EnvOptionError("IDP_CLIENTS", err.message);
-      throw err;
-    }
-  }
+  if (clients !== undefined) out.clients = await decodeDocument("IDP_CLIENTS", clients, parseClientConfigs, ClientConfigError);
   const trusted = get("IDP_JWT_BEARER_ISSUERS");
-  if (trusted !== undefined) {
-    try {
-      out.jwtBearerIssuers = parseTrustedIssuers(await parseDocument("IDP_JWT_BEARER_ISSUERS", trusted));
-    } catch (err) {
-      if (err instanceof TrustedIssuersError) throw new EnvOptionError("IDP_JWT_BEARER_ISSUERS", err.message);
-      throw err;
-    }
-  }
+  if (trusted !== undefined) out.jwtBearerIssuers = await decodeDocument("IDP_JWT_BEARER_ISSUERS", trusted, parseTrustedIssuers, TrustedIssuersError);
   const mappings = get("IDP_CLAIM_MAPPINGS");
   if (mappings !== undefined) {
-    const doc = await parseDocument("IDP_CLAIM_MAPPINGS", mappings);
-    try {
-      parseClaimMappings(doc); // checked here, so a bad value stops the start with the variable's name
-    } catch (err) {
-      if (err instanceof ClaimMappingsError) throw new EnvOptionError("IDP_CLAIM_MAPPINGS", err.message);
-      throw err;
-    }
-    out.claimMappings = doc;
+    // Checked here, so a bad value stops the start with the variable's name; kept as the document.
+    out.claimMappings = await decodeDocument("IDP_CLAIM_MAPPINGS", mappings, (doc) => {
+      parseClaimMappings(doc);
+      return doc;
+    }, ClaimMappingsError);
   }
   const keys = get("IDP_SIGNING_KEYS");
   if (keys !== undefined) {
