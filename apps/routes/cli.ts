@@ -15,7 +15,17 @@
  */
 import { ConfigError } from "#lib/config";
 import { lastFlag, parseCommandLine, type ParsedArgs } from "#lib/config/flags";
-import { describeAllowlist, envelopeMisdirected, hostAllowlist, listenUrl, parseAllowedHosts, throughProxy, withAllowedHosts, withRequestId } from "#lib/http";
+import {
+  allowlistWarning,
+  describeAllowlist,
+  envelopeMisdirected,
+  hostAllowlist,
+  listenUrl,
+  parseAllowedHosts,
+  throughProxy,
+  withAllowedHosts,
+  withRequestId,
+} from "#lib/http";
 import { alignColumns, configSourcesLine, listenFailure, printBanner, serviceCommand, serviceLogger } from "#lib/cli-output";
 import type { Logger } from "#lib/log";
 import { loadQuickJS, type SandboxEngine } from "#lib/sandbox";
@@ -218,12 +228,15 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
   const { issuer } = config;
   logger.info("routes listening", {
     addr: `${server.hostname}:${server.port}`,
+    allowed_hosts: describeAllowlist(hosts),
     script: config.scriptPath,
     routes: host.routes().length,
     dev: config.values.dev,
     threads,
     issuer: issuer || null,
   });
+  const hostsWarning = allowlistWarning(hosts);
+  if (hostsWarning) logger.warn(hostsWarning);
   // The script's routes: the host's own (/auth/login, /auth/callback, ...) are not the user's.
   const rows = host.routes().filter((r) => r.source !== "host");
   const count = (access: string) => rows.filter((r) => r.access === access).length;

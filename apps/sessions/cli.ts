@@ -15,6 +15,7 @@ import { openSqlStore } from "#lib/db/open";
 import { refuseTooBroad, RootsError } from "#lib/files";
 import {
   accessTokenProblem,
+  allowlistWarning,
   describeAllowlist,
   envelopeMisdirected,
   hostAllowlist,
@@ -129,7 +130,16 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
     await store.close();
     return runtime.exit(1);
   }
-  logger.info("sessions listening", { addr: `${server.hostname}:${server.port}`, db: dbUrl, library_dir: libraryDir, modules, threads });
+  logger.info("sessions listening", {
+    addr: `${server.hostname}:${server.port}`,
+    db: dbUrl,
+    library_dir: libraryDir,
+    modules,
+    threads,
+    allowed_hosts: describeAllowlist(hosts),
+  });
+  const hostsWarning = allowlistWarning(hosts);
+  if (hostsWarning) logger.warn(hostsWarning);
   const base = `http://${server.hostname}:${server.port}/api/v1`;
   // With a token, the link signs a browser in (a cookie) and drops the token from the address.
   const signIn = token ? `?token=${encodeURIComponent(token)}` : "";

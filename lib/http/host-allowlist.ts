@@ -117,9 +117,14 @@ export function listenUrl(address: { hostname: string; port: number }): string |
 /** A comma-separated `--allowed-hosts` / `*_ALLOWED_HOSTS` value as entries. */
 export const parseAllowedHosts = (value: string | undefined): string[] => (value ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
 
+const OFF_WARNING = "a web page can reach this service by DNS rebinding";
+
+/** The log's warning when the check is off (a banner is not printed under JSON logs), else undefined. */
+export const allowlistWarning = (list: HostAllowlist): string | undefined => list.any ? `the Host check is off (--allowed-hosts *): ${OFF_WARNING}` : undefined;
+
 /** The banner's words for the list (and a warning when it is off). */
 export function describeAllowlist(list: HostAllowlist): string {
-  if (list.any) return "any (--allowed-hosts *): WARNING, a web page can reach this service by DNS rebinding";
+  if (list.any) return `any (--allowed-hosts *): WARNING, ${OFF_WARNING}`;
   const named = [...list.names].filter((n) => !isLoopbackName(n) && !isLocalhost(n));
   return ["loopback", "localhost", ...named, ...list.suffixes.map((s) => `*${s}`)].join(", ");
 }

@@ -161,6 +161,14 @@ describe("refusals (invalid_client, nothing issued)", () => {
     await expectInvalidClient(token({ client_id: "pkjwt-app" }), /client authentication required/);
   });
 
+  it("a JWT typed for another purpose (a request object, an access or logout token), however its claims fit (RFC 8725 §3.11)", async () => {
+    for (const typ of ["oauth-authz-req+jwt", "application/oauth-authz-req+jwt", "at+jwt", "logout+jwt", "dpop+jwt", "secevent+jwt"]) {
+      await expectInvalidClient(token(assertionFields(await ec({}, { typ }))), /is not a client assertion/);
+    }
+    // The types an assertion may carry.
+    for (const typ of ["JWT", "client-authentication+jwt"]) expect((await token(assertionFields(await ec({}, { typ })))).status, typ).toBe(200);
+  });
+
   it("a malformed assertion, an unknown client; a wrong assertion type or two methods are invalid_request", async () => {
     await expectInvalidClient(token(assertionFields("not-a-jwt")), /not a JWT/);
     await expectInvalidClient(token(assertionFields(await signJwt(assertionClaims("nobody", idp.issuer), ecKey))), /unknown client/);

@@ -1,7 +1,22 @@
 /** Identity provider: refresh tokens (offline_access), rotation, reuse and client binding. */
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
-import { advanceClock, ALICE_SUB, client, codeFlow, postForm, rejection, rp, useProvider, userinfo, WEB_APP_SECRET } from "./idp-helpers.ts";
+import {
+  advanceClock,
+  ALICE_SUB,
+  authRequest,
+  client,
+  codeFlow,
+  type Idp,
+  interactiveLogin,
+  postForm,
+  rejection,
+  rp,
+  startIdp,
+  useProvider,
+  userinfo,
+  WEB_APP_SECRET,
+} from "./idp-helpers.ts";
 
 const idp = useProvider();
 
@@ -172,6 +187,55 @@ describe("refresh token reuse revokes the grant (RFC 9700 §4.14.2)", () => {
         issued.map((b) => b.refresh_token as string),
         [tokens.access_token, ...issued.map((b) => b.access_token as string)],
       );
+    }
+  });
+});
+
+describe("with JWT access tokens, reuse at the same moment (signing takes a while)", () => {
+  let jwtIdp: Idp;
+  beforeAll(async () => {
+    jwtIdp = await startIdp({ IDP_ACCESS_TOKEN_FORMAT: "jwt" });
+  });
+  afterAll(() => jwtIdp?.svc.stop());
+
+  /** The loser's refusal arrived while the winner's access token was being signed: it once ended the process. */
+  it("a code redeemed twice at once: tokens once at most, dead afterwards, and the provider keeps answering", async () => {
+    const config = await rp(jwtIdp.issuer);
+    for (let round = 0; round < 6; round++) {
+      const request = await authRequest(config, { scope: OFFLINE });
+      const { callback } = await interactiveLogin(request.url, "alice");
+      const form = {
+        grant_type: "authorization_code",
+        code: callback.searchParams.get("code")!,
+        redirect_uri: callback.origin + callback.pathname,
+        client_id: "dev-client",
+        code_verifier: request.verifier!,
+      };
+      const answers = await Promise.all([postForm(`${jwtIdp.base}/token`, form), postForm(`${jwtIdp.base}/token`, form)]);
+      expect(answers.filter((a) => a.status === 200).length).toBeLessThanOrEqual(1);
+      for (const a of answers) if (a.status !== 200) expect(a.body.error).toBe("invalid_grant");
+      for (const a of answers.filter((a) => a.status === 200)) {
+        expect((await userinfo(`${jwtIdp.base}/userinfo`, `Bearer ${a.body.access_token}`)).status).toBe(401);
+        const again = await postForm(`${jwtIdp.base}/token`, {
+          grant_type: "refresh_token",
+          client_id: "dev-client",
+          refresh_token: a.body.refresh_token as string,
+        });
+        expect(again.body.error).toBe("invalid_grant");
+      }
+      expect((await fetch(`${jwtIdp.base}/healthz`)).status).toBe(200);
+    }
+  });
+
+  it("a refresh token used twice at once: the provider keeps answering", async () => {
+    const config = await rp(jwtIdp.issuer);
+    for (let round = 0; round < 6; round++) {
+      const { tokens } = await codeFlow(config, { scope: OFFLINE });
+      const form = { grant_type: "refresh_token", client_id: "dev-client", refresh_token: tokens.refresh_token! };
+      const answers = await Promise.all([postForm(`${jwtIdp.base}/token`, form), postForm(`${jwtIdp.base}/token`, form)]);
+      expect(answers.filter((a) => a.status === 200).length).toBeLessThanOrEqual(1);
+      for (const a of answers) if (a.status !== 200) expect(a.body.error).toBe("invalid_grant");
+      expect((await fetch(`${jwtIdp.base}/healthz`)).status).toBe(200);
     }
   });
 });

@@ -379,6 +379,33 @@ describe("POST /debug/scenarios", () => {
     expect(quickPickLogins(html)).toContain("qa-robot");
   });
 
+  it("a scenario's claims cannot set the token's own claims (sid, cnf, act, client_id, scope)", async () => {
+    const forged = {
+      sid: "not-the-session",
+      cnf: { jkt: "attacker-key" },
+      act: { sub: "admin" },
+      may_act: { sub: "x" },
+      client_id: "ops",
+      scope: "admin",
+      team: "kept",
+    };
+    const res = await fetch(`${idp.base}/debug/scenarios`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ login: "token-claims", claims: forged }),
+    });
+    expect(res.status).toBe(201);
+    const { claims, tokens } = await codeFlow(config, { login: "token-claims" });
+    expect(claims.team).toBe("kept");
+    expect(typeof claims.sid).toBe("string");
+    expect(claims.sid).not.toBe("not-the-session");
+    const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+    for (const name of ["cnf", "act", "may_act", "client_id", "scope", "sid"]) {
+      expect(claims[name], `ID token ${name}`).not.toEqual(forged[name as keyof typeof forged]);
+      expect(info[name], `userinfo ${name}`).toBeUndefined();
+    }
+  });
+
   it("an invalid scenario body is 400 and adds nothing", async () => {
     for (const body of ["{not json", JSON.stringify({ name: "no login" }), JSON.stringify({ login: "x", groups: "not-a-list" })]) {
       const res = await fetch(`${idp.base}/debug/scenarios`, {

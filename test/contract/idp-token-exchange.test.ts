@@ -51,7 +51,7 @@ async function userTokens(issuer: string) {
 async function webAppTokens(issuer: string, scope = "openid email") {
   const config = await rp(issuer, "web-app", client.ClientSecretBasic(WEB_APP_SECRET));
   const { tokens, claims, cookie } = await codeFlow(config, { scope });
-  return { access: tokens.access_token, id: tokens.id_token!, sid: claims.sid as string, cookie: cookie! };
+  return { access: tokens.access_token, id: tokens.id_token!, refresh: tokens.refresh_token, sid: claims.sid as string, cookie: cookie! };
 }
 
 function exchange(issuer: string, params: Record<string, string>, headers: Record<string, string> = WEB_APP) {
@@ -460,6 +460,47 @@ describe("token exchange keeps bindings and token classes apart", () => {
       expect(again.status).toBe(400);
       expect(again.body.error).toBe("invalid_grant");
       expect((await introspect(idp.issuer, fromStaying.body.access_token as string)).body.active).toBe(true);
+    });
+
+    it("a replayed refresh token of its session revokes what it gave, and it cannot be exchanged again (RFC 9700 §4.14.2)", async () => {
+      const login = await webAppTokens(idp.issuer, "openid email offline_access");
+      const before = await exchange(idp.issuer, { subject_token: login.id, subject_token_type: IDT });
+      expect(before.status, JSON.stringify(before.body)).toBe(200);
+      const config = await rp(idp.issuer, "web-app", client.ClientSecretBasic(WEB_APP_SECRET));
+      const first = login.refresh!;
+      const rotated = await client.refreshTokenGrant(config, first);
+      const replay = await postForm(`${idp.issuer}/token`, { grant_type: "refresh_token", refresh_token: first }, WEB_APP);
+      expect(replay.body.error).toBe("invalid_grant");
+      expect((await introspect(idp.issuer, before.body.access_token as string)).body).toEqual({ active: false });
+      // Neither the first ID token nor the one the rotation issued.
+      for (const id of [login.id, rotated.id_token!]) {
+        const again = await exchange(idp.issuer, { subject_token: id, subject_token_type: IDT });
+        expect(again.status).toBe(400);
+        expect(again.body.error).toBe("invalid_grant");
+        expect(String(again.body.error_description)).toMatch(/reused/);
+      }
+    });
+
+    it("as the actor, a session-bound token acts only for a subject of the same session", async () => {
+      const login = await webAppTokens(idp.issuer);
+      const other = await userTokens(idp.issuer);
+      const refused = await exchange(idp.issuer, { subject_token: other.access, subject_token_type: AT, actor_token: login.id, actor_token_type: IDT });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toBe("invalid_request");
+      const bound = await exchange(idp.issuer, { subject_token: login.id, subject_token_type: IDT });
+      const boundActor = await exchange(idp.issuer, {
+        subject_token: other.access,
+        subject_token_type: AT,
+        actor_token: bound.body.access_token as string,
+        actor_token_type: AT,
+      });
+      expect(boundActor.status).toBe(400);
+      // The same session on both sides: the result ends with it.
+      const same = await exchange(idp.issuer, { subject_token: login.id, subject_token_type: IDT, actor_token: login.id, actor_token_type: IDT });
+      expect(same.status, JSON.stringify(same.body)).toBe(200);
+      const logout = await fetch(`${idp.issuer}/end-session`, { headers: { cookie: login.cookie } });
+      await logout.text();
+      expect((await introspect(idp.issuer, same.body.access_token as string)).body).toEqual({ active: false });
     });
   });
 });

@@ -209,6 +209,20 @@ describe("identity provider with --allowed-hosts *", () => {
   });
 });
 
+describe.skipIf(runtime === "workerd")("session service with --allowed-hosts * and JSON logs (no banner)", () => {
+  let sessions: RunningService;
+  beforeAll(async () => {
+    sessions = await startService("sessions", { args: ["--db", ":memory:", "--allowed-hosts", "*"] });
+  });
+  afterAll(() => sessions?.stop());
+
+  it("warns in its log that the Host check is off", () => {
+    const warning = sessions.output().split("\n").find((line) => line.includes("the Host check is off"));
+    expect(warning, sessions.output()).toBeDefined();
+    expect(JSON.parse(warning!)).toMatchObject({ level: "warn" });
+  });
+});
+
 describe("identity provider with an https issuer", () => {
   let idp: RunningService;
   beforeAll(async () => {

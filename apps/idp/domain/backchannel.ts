@@ -20,6 +20,7 @@
  */
 import { idTokenAlg } from "./algorithms.ts";
 import { hasFrontchannelUri } from "./frontchannel.ts";
+import { sessionGrantId } from "./grant-ids.ts";
 import type { Provider } from "./provider.ts";
 import { LIFETIME_MS, type LogoutClientRecord, type SessionRecord } from "./records.ts";
 
@@ -30,13 +31,6 @@ const DEFAULT_BACKCHANNEL_TIMEOUT_MS = 5000;
 const LOGOUT_TOKEN_S = 120;
 
 const registrationKey = (sid: string, clientId: string) => `${sid} ${clientId}`;
-
-/**
- * The grant of the tokens that live only as long as session `sid` (tokens exchanged for an ID
- * token of it, token-exchange.ts): ending the session deletes that group. Prefixed, so it never
- * meets a random grant id.
- */
-export const sessionGrantId = (sid: string) => `session ${sid}`;
 
 /** Revokes the tokens tied to these sessions (sessionGrantId). */
 function revokeSessionTokens(p: Provider, sessions: SessionRecord[]): Promise<void>[] {

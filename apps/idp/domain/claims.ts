@@ -37,8 +37,10 @@ export function userClaims(user: User, mapped?: Record<string, unknown>): Record
   if (s.tenant !== undefined) claims.tenant = s.tenant;
   if (s.preferred_username !== undefined) claims.preferred_username = s.preferred_username;
   if (s.locale !== undefined) claims.locale = s.locale;
-  for (const [k, v] of Object.entries(s.claims)) if (!PROTOCOL_CLAIMS.has(k)) claims[k] = v;
-  for (const k of s.omit_claims) if (!PROTOCOL_CLAIMS.has(k)) delete claims[k];
+  // The token's own claims (cnf, sid, act, ...) as well: a user's claims must not bind a bearer
+  // token to a key or name another session or actor.
+  for (const [k, v] of Object.entries(s.claims)) if (!RESERVED_LOGIN_CLAIMS.has(k)) claims[k] = v;
+  for (const k of s.omit_claims) if (!RESERVED_LOGIN_CLAIMS.has(k)) delete claims[k];
   return withLoginClaims(withMapped(claims, mapped), user);
 }
 

@@ -15,6 +15,14 @@ import { loadJose } from "#lib/oauth";
 /** How far ahead an assertion's `exp` may be: assertions are for one request, not to keep. */
 export const MAX_ASSERTION_LIFETIME_S = 600;
 
+/**
+ * The `typ` a client assertion may carry: none or `JWT` (RFC 7523 names none) and
+ * `client-authentication+jwt` (draft-ietf-oauth-rfc7523bis). A JWT typed for another purpose
+ * (RFC 8725 §3.11) is refused even when its claims fit: a request object (`oauth-authz-req+jwt`),
+ * which passes through the browser, would otherwise sign its client in at /token.
+ */
+const ASSERTION_TYPES = [undefined, "jwt", "client-authentication+jwt"];
+
 interface ClientAuthRequest {
   /** The request's Authorization header. */
   authorization: string | undefined;
@@ -38,11 +46,16 @@ async function authenticateAssertion(p: Provider, credentials: ClientCredentials
   const assertion = credentials.assertion!;
   let claimedId: unknown;
   let alg: string | undefined;
+  let typ: unknown;
   try {
     claimedId = decodeJwt(assertion).sub;
-    alg = decodeProtectedHeader(assertion).alg;
+    ({ alg, typ } = decodeProtectedHeader(assertion));
   } catch {
     throw invalidClient("client_assertion is not a JWT");
+  }
+  const mediaType = typeof typ === "string" ? typ.toLowerCase().replace(/^application\//, "") : typ;
+  if (!ASSERTION_TYPES.includes(mediaType as string | undefined)) {
+    throw invalidClient(`client_assertion: a JWT of typ "${String(typ).slice(0, 40)}" is not a client assertion`);
   }
   if (typeof claimedId !== "string" || claimedId === "") throw invalidClient("client_assertion has no sub");
   if (credentials.clientId !== undefined && credentials.clientId !== claimedId) {

@@ -10,6 +10,7 @@ import { allowsGrant, type Client } from "./clients.ts";
 import type { Provider } from "./provider.ts";
 import { base64urlEncode } from "#lib/oauth";
 import { OAuthError } from "./errors.ts";
+import { sessionGrantId, sessionOfGrant } from "./grant-ids.ts";
 import { type AccessTokenRecord, LIFETIME_MS, type RefreshTokenRecord, type RevokedGrantRecord } from "./records.ts";
 import { hasScope } from "./scopes.ts";
 
@@ -78,6 +79,9 @@ const configuredClaims = (p: Provider, req: Issuance, target: ClaimTarget) =>
   mappedClaims(p.options.claimMappings, target, { client_id: req.client.client_id, scope: req.scope, sub: req.user?.sub });
 
 export async function issueTokens(p: Provider, req: Issuance): Promise<TokenResponse> {
+  // The spending settles while the tokens are signed; its failure is read in storedUnlessUnspent,
+  // after an await. Marked handled now: unhandled meanwhile, a rejection ends the process.
+  req.spent?.catch(() => {});
   const now = p.now();
   // A JWT is also stored under its own text, so /userinfo, /introspect and /revoke treat both alike.
   const accessToken = p.options.accessTokenFormat === "jwt" ? await signAccessToken(p, req, now) : p.secret();
@@ -197,15 +201,22 @@ type TokenKind = (typeof GRANT_TOKENS)[number];
  * Deletes every access and refresh token of one grant (code replay, refresh token reuse, refresh
  * revocation). The grant is marked revoked first, so a token request of it storing tokens at the
  * same moment (at any instance) finds the mark afterwards and undoes them (issueTokens). The mark
- * lasts as long as a refresh token: far beyond any request in flight.
+ * lasts as long as a refresh token: far beyond any request in flight. A grant made in a session
+ * takes the session's group with it (grant-ids.ts): what its ID tokens were exchanged for, and
+ * any later exchange of them (token-exchange.ts).
  */
 export async function revokeGrant(p: Provider, grantId: string): Promise<void> {
-  await p.put("revoked_grant", grantId, true satisfies RevokedGrantRecord, { pruneAt: p.now() + LIFETIME_MS.refreshToken });
-  await p.state.deleteGroup(GRANT_TOKENS, grantId);
+  const sid = sessionOfGrant(grantId);
+  await Promise.all(
+    [grantId, ...(sid === undefined ? [] : [sessionGrantId(sid)])].map(async (id) => {
+      await p.put("revoked_grant", id, true satisfies RevokedGrantRecord, { pruneAt: p.now() + LIFETIME_MS.refreshToken });
+      await p.state.deleteGroup(GRANT_TOKENS, id);
+    }),
+  );
 }
 
 /** True once `revokeGrant` ran for the grant (until its mark is pruned). */
-async function grantRevoked(p: Provider, grantId: string): Promise<boolean> {
+export async function grantRevoked(p: Provider, grantId: string): Promise<boolean> {
   return (await p.state.get<RevokedGrantRecord>("revoked_grant", grantId)) !== undefined;
 }
 

@@ -29,6 +29,7 @@ import type { Provider } from "../domain/provider.ts";
 import { constantTimeEqual } from "../domain/random.ts";
 import { type CodeRecord, LIFETIME_MS, type SessionRecord } from "../domain/records.ts";
 import { endSessions } from "../domain/backchannel.ts";
+import { grantIdInSession } from "../domain/grant-ids.ts";
 import { OPENED_REQUEST_LIFETIME_MS, type PushedRequestRecord, requestUriKey, requestUriOf } from "../domain/par.ts";
 import { readRequestObject, RequestObjectError } from "../domain/request-object.ts";
 import { loginPage } from "../pages/login.ts";
@@ -174,7 +175,7 @@ function issueCode(
     login: user.login,
     sub: user.sub,
     auth_time: authTime,
-    grant_id: p.grantId(),
+    grant_id: user.sid === undefined ? p.grantId() : grantIdInSession(p.grantId(), user.sid),
     expires_at: now + LIFETIME_MS.code,
   };
   if (req.nonce !== undefined) record.nonce = req.nonce;

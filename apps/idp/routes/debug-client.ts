@@ -31,8 +31,17 @@ function debugClient(p: Provider, callback: string): void {
     client = { client_id: DEBUG_CLIENT_ID, redirect_uris: new Set(), post_logout_redirect_uris: new Set(), require_pkce: true } as Client;
     p.clients.set(DEBUG_CLIENT_ID, client);
   }
+  // A GET adds one, and with an issuer that follows the request's origin any `*.localhost` name
+  // makes a new one: the most recent few are kept, so another site's page cannot grow the set.
+  client.redirect_uris.delete(callback);
   client.redirect_uris.add(callback);
+  for (const oldest of client.redirect_uris) {
+    if (client.redirect_uris.size <= MAX_CALLBACKS) break;
+    client.redirect_uris.delete(oldest);
+  }
 }
+
+const MAX_CALLBACKS = 16;
 
 function decoded(token: unknown): { header: unknown; claims: unknown } | undefined {
   if (typeof token !== "string" || token.split(".").length !== 3) return undefined;

@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { createLogger } from "#lib/log";
 import { createIdp } from "../app.ts";
-import { endSessions, logoutToken, sessionGrantId } from "../domain/backchannel.ts";
+import { endSessions, logoutToken } from "../domain/backchannel.ts";
+import { sessionGrantId } from "../domain/grant-ids.ts";
 import type { AccessTokenRecord, SessionRecord } from "../domain/records.ts";
 
 const GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";

@@ -13,11 +13,11 @@
  * and what it gives dies with the session it was issued in.
  */
 import type { VerifiedProof } from "#lib/oauth";
-import { sessionGrantId } from "../domain/backchannel.ts";
+import { sessionGrantId } from "../domain/grant-ids.ts";
 import { idTokenAlg } from "../domain/algorithms.ts";
 import { type Client, isConfidential } from "../domain/clients.ts";
 import { OAuthError } from "../domain/errors.ts";
-import { senderConstraint, type TokenResponse, undoIfRevoked } from "../domain/issue.ts";
+import { grantRevoked, senderConstraint, type TokenResponse, undoIfRevoked } from "../domain/issue.ts";
 import { scopeList } from "../domain/scopes.ts";
 import type { Provider } from "../domain/provider.ts";
 import { type AccessTokenRecord, LIFETIME_MS, type SessionRecord } from "../domain/records.ts";
@@ -98,6 +98,9 @@ async function presentedIdToken(input: ExchangeInput, token: string, name: strin
   }
   const session = await liveSession(p, claims.sub, claims.sid);
   if (!session) throw new OAuthError("invalid_grant", `${name}: the session it was issued in has ended (logged out)`);
+  if (await grantRevoked(p, sessionGrantId(session.sid))) {
+    throw new OAuthError("invalid_grant", `${name}: a code or refresh token of its session was reused, so its grants are revoked`);
+  }
   return {
     sub: claims.sub,
     login: session.login,
@@ -207,6 +210,13 @@ export async function tokenExchange(input: ExchangeInput): Promise<TokenResponse
   const actor = actorToken === undefined ? undefined : await presented(input, actorToken, actorType!, "actor_token");
   checkBinding(subject, input.proof, "subject_token");
   if (actor) checkBinding(actor, input.proof, "actor_token");
+  // The new token can end with one session only: the subject's (its record's sid).
+  if (actor?.sid !== undefined && actor.sid !== subject.sid) {
+    throw new OAuthError(
+      "invalid_request",
+      "actor_token is tied to a browser session (an ID token, or a token exchanged from one) that the subject_token is not",
+    );
+  }
   const scope = grantedScope(input, subject);
   if (subject.login !== undefined) await input.applyScenario({ ...(await p.resolveUser(subject.login)), sub: subject.sub });
 

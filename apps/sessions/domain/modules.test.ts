@@ -22,5 +22,15 @@ describe("sandbox host environment", () => {
 
   it("never offers the access tokens (the session API's, the provider's debug interface's)", () => {
     expect(sandboxHostEnv({ HOME: "/root", SESSIONS_AUTH_TOKEN: "t1", IDP_DEBUG_TOKEN: "t2" })).toEqual({ HOME: "/root" });
+    // In another service's process: its secrets too (the route host's, the provider's).
+    const host = {
+      HOME: "/root",
+      ROUTES_SESSION_SECRET: "s",
+      ROUTES_CLIENT_SECRET: "c",
+      IDP_CLIENT_SECRET: "i",
+      IDP_SIGNING_KEYS: "k",
+      routes_db_auth_token: "t",
+    };
+    expect(sandboxHostEnv(host)).toEqual({ HOME: "/root" });
   });
 });

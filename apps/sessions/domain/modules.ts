@@ -85,14 +85,16 @@ export function checkModuleAllowed(name: string, catalog: readonly ModuleName[])
   throw new SessionServiceError("MODULE_NOT_ALLOWED", `${name} is not in the module catalog (${catalog.join(", ") || "empty"})`, details);
 }
 
-/** Variables of the daemon's own configuration that no `env` capability may expose: its
- * database credentials and the access tokens (a script that read one could call the API, or the
- * provider's debug interface when `npm start` runs both in one process). */
-const PRIVATE_ENV = new Set(["SESSIONS_DB", "SESSIONS_DB_AUTH_TOKEN", "SESSIONS_AUTH_TOKEN", "IDP_DEBUG_TOKEN"]);
+/** The settings of the three services, which no `env` capability may expose: database
+ * credentials, access tokens, client and session secrets, signing keys. The session service can
+ * run inside another's process (`npm start`, the route host's `require("sessions")`, the route
+ * Worker's Durable Object), whose environment holds theirs; a script that read one could call the
+ * API, the provider's debug interface, or sign sessions. */
+const PRIVATE_ENV = /^(?:SESSIONS|ROUTES|IDP)_/i;
 
-/** The host environment `env` capabilities choose from: everything but the daemon's credentials. */
+/** The host environment `env` capabilities choose from: everything but the services' settings. */
 export function sandboxHostEnv(env: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(env)) if (typeof value === "string" && !PRIVATE_ENV.has(key)) out[key] = value;
+  for (const [key, value] of Object.entries(env)) if (typeof value === "string" && !PRIVATE_ENV.test(key)) out[key] = value;
   return out;
 }
