@@ -33,7 +33,7 @@ const SOON = { timeout: 10_000 };
 describe.each(RUNTIMES)("the IdP debug page on %s", (runtime) => {
   let idp: RunningService;
   beforeAll(async () => {
-    idp = await startService("idp", { env: { IDP_REDIRECT_URIS: redirect } }, runtime);
+    idp = await startService("idp", { env: { IDP_REDIRECT_URIS: redirect, IDP_SIGNING_KEYS: "" } }, runtime); // rotates them
   }, 120_000);
   afterAll(async () => {
     await idp?.stop();

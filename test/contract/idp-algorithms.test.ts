@@ -22,7 +22,7 @@ beforeAll(async () => {
     id_token_signed_response_alg: alg,
     userinfo_signed_response_alg: alg,
   }));
-  idp = await startIdp({ IDP_CLIENTS: JSON.stringify(clients), IDP_ACCESS_TOKEN_FORMAT: "jwt" });
+  idp = await startIdp({ IDP_CLIENTS: JSON.stringify(clients), IDP_ACCESS_TOKEN_FORMAT: "jwt", IDP_SIGNING_KEYS: "" }); // generated: it rotates them
 });
 afterAll(() => idp?.svc.stop());
 

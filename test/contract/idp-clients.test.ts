@@ -182,7 +182,7 @@ describe("state across a restart", () => {
       const persistTo = `.wrangler/test-state/idp-restart-${crypto.randomUUID()}`;
       const database = pair ? stateDatabase() : undefined;
       const start = async () => {
-        const env = { IDP_ISSUER: "{origin}" };
+        const env = { IDP_ISSUER: "{origin}", IDP_SIGNING_KEYS: "" }; // generated keys, kept or new
         const svc = database ? await startInstances(env, INSTANCES, database.url) : await startService("idp", { env, persistTo });
         return { svc, base: svc.baseUrl, issuer: svc.baseUrl };
       };

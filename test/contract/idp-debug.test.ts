@@ -28,7 +28,7 @@ let config: client.Configuration;
 
 beforeAll(async () => {
   // The `slow` key mode's delay, shortened for tests (default 10 s).
-  idp = await startIdp({ IDP_JWKS_SLOW_MS: String(JWKS_SLOW_MS) });
+  idp = await startIdp({ IDP_JWKS_SLOW_MS: String(JWKS_SLOW_MS), IDP_SIGNING_KEYS: "" }); // generated: it rotates them
   config = await rp(idp.issuer);
 });
 afterAll(() => idp?.svc.stop());

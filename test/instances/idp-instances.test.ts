@@ -22,7 +22,7 @@ describe.each<RuntimeName>(["node", "deno"])("%s: two instances on one database"
 
   beforeAll(async () => {
     database = stateDatabase();
-    const env = { IDP_ISSUER: ISSUER, IDP_STATE: database.url };
+    const env = { IDP_ISSUER: ISSUER, IDP_STATE: database.url, IDP_SIGNING_KEYS: "" }; // they race to generate and store keys
     [a, b] = await Promise.all([startService("idp", { env }, runtime), startService("idp", { env }, runtime)]);
   });
   afterAll(async () => {

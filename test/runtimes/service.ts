@@ -106,6 +106,21 @@ const COMMAND: Record<ServiceName, string> = { idp: "serve-dev", sessions: "serv
 /** The route host has no health path of its own: its scripts' `/` is polled unless told otherwise. */
 const HEALTH: Record<ServiceName, string> = { idp: "/healthz", sessions: "/api/v1/health", routes: "/" };
 
+/**
+ * The provider's nine signing keys (five of them RSA-2048), made once for the tests
+ * (test/fixtures/idp-signing-keys.json) and given to every provider a suite starts as
+ * `IDP_SIGNING_KEYS`: generating them took about 1 s of CPU at each of the ~300 starts of a run,
+ * a quarter of the whole suite's. A suite that needs generated keys (rotation, keys kept across a
+ * restart, instances racing to store them) sets `IDP_SIGNING_KEYS: ""`, which the provider reads
+ * as unset.
+ */
+const TEST_SIGNING_KEYS = JSON.stringify(JSON.parse(readFileSync(new URL("../fixtures/idp-signing-keys.json", import.meta.url), "utf8")));
+
+function withTestKeys(service: ServiceName, options: StartOptions): StartOptions {
+  if (service !== "idp" || options.env?.IDP_SIGNING_KEYS !== undefined) return options;
+  return { ...options, env: { ...options.env, IDP_SIGNING_KEYS: TEST_SIGNING_KEYS } };
+}
+
 /** `{port}` in a setting or argument is the port the service gets (known only at launch). */
 function withPort(options: StartOptions, port: number): StartOptions {
   const put = (text: string) => text.replaceAll("{port}", String(port));
@@ -222,7 +237,7 @@ export async function startService(
 async function launch(service: ServiceName, options: StartOptions, runtime: RuntimeName): Promise<RunningService> {
   // workerd wants two ports (server and inspector); keep them apart from other free ports.
   const port = runtime === "workerd" ? await freePortPair() : await freePort();
-  options = withPort(options, port);
+  options = withPort(withTestKeys(service, options), port);
   const ownRoutesConfig = runtime === "workerd" && service === "routes" && !options.wranglerConfigs;
   const configCopies: string[] = [];
   const ownState = runtime === "workerd" && !options.persistTo ? `.wrangler/test-state/${service}-${port}-${crypto.randomUUID()}` : undefined;
