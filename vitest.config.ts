@@ -5,6 +5,12 @@ import { defineConfig } from "vitest/config";
  * inherit the root's settings, so each carries it. */
 const setupFiles = ["./test/runtimes/setup.ts"];
 
+/** The suites that drive servers share their worker between files (vitest's `isolate: false`):
+ * a fresh worker and module graph per file cost a fifth of the node project's time. They share
+ * nothing else: each file starts its own servers and ends them (setup.ts), stubs no global and
+ * keeps its state in its servers. Unit tests stay isolated (they stub and mock). */
+const isolate = false;
+
 // The contract suites run once per runtime; unit tests (beside the code) run once, on Node.
 const contract = (runtime: "node" | "deno" | "workerd") => ({
   test: {
@@ -12,6 +18,7 @@ const contract = (runtime: "node" | "deno" | "workerd") => ({
     include: ["test/contract/**/*.test.ts"],
     env: { TEST_RUNTIME: runtime },
     setupFiles,
+    isolate,
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },
@@ -24,6 +31,7 @@ const pair = (runtime: "node" | "deno") => ({
     include: ["test/contract/idp-*.test.ts"],
     env: { TEST_RUNTIME: runtime, TEST_IDP_INSTANCES: "2" },
     setupFiles,
+    isolate,
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },
@@ -44,6 +52,7 @@ const edge = (runtime: "deno" | "workerd") => ({
     ],
     env: { TEST_RUNTIME: runtime, TEST_IDP_ENTRY: "edge" },
     setupFiles,
+    isolate,
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },
@@ -56,6 +65,7 @@ const fuzz = {
     name: "fuzz",
     setupFiles,
     include: ["test/fuzz/**/*.fuzz.test.ts"],
+    isolate,
     env: { TEST_RUNTIME: "node" },
     // A minute per suite at the default counts, more for a scaled local run.
     testTimeout: 60_000 * Math.max(1, Number(process.env.FUZZ_RUNS ?? 1) || 1),
@@ -73,7 +83,23 @@ export default defineConfig({
     maxWorkers: 2,
     projects: [
       // examples/ import the package by name, as another project does; here it is the source.
-      { resolve: { alias: { "devservices/idp/testing": fileURLToPath(new URL("./apps/idp/testing.ts", import.meta.url)) } }, test: { name: "unit", include: ["lib/**/*.test.ts", "apps/**/*.test.ts", "test/browser/**/*.test.ts", "examples/**/*.test.ts", "test/package/**/*.test.ts", "test/runtimes/**/*.test.ts"], setupFiles, testTimeout: 30_000, hookTimeout: 120_000 } },
+      {
+        resolve: { alias: { "devservices/idp/testing": fileURLToPath(new URL("./apps/idp/testing.ts", import.meta.url)) } },
+        test: {
+          name: "unit",
+          include: [
+            "lib/**/*.test.ts",
+            "apps/**/*.test.ts",
+            "test/browser/**/*.test.ts",
+            "examples/**/*.test.ts",
+            "test/package/**/*.test.ts",
+            "test/runtimes/**/*.test.ts",
+          ],
+          setupFiles,
+          testTimeout: 30_000,
+          hookTimeout: 120_000,
+        },
+      },
       contract("node"),
       contract("deno"),
       contract("workerd"),
@@ -82,7 +108,7 @@ export default defineConfig({
       edge("deno"),
       edge("workerd"),
       fuzz,
-      { test: { name: "instances", include: ["test/instances/**/*.test.ts"], setupFiles, testTimeout: 30_000, hookTimeout: 120_000 } },
+      { test: { name: "instances", include: ["test/instances/**/*.test.ts"], setupFiles, isolate, testTimeout: 30_000, hookTimeout: 120_000 } },
     ],
   },
 });
