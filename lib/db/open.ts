@@ -47,7 +47,7 @@ export async function openSqlStore(runtime: Pick<HostRuntime, "ensureDir" | "res
   // retries its BEGIN (lockWait) at a finer pace than SQLite's busy handler, which the writer
   // keeps while it switches the file to WAL.
   await writer.exec("PRAGMA busy_timeout = 5000");
-  await writer.exec("PRAGMA journal_mode = WAL");
+  await switchToWal(writer);
   await writer.exec("PRAGMA synchronous = FULL");
   await writer.exec("PRAGMA busy_timeout = 0");
   // In WAL mode the reader never waits for the writer, and sees committed data only.
@@ -60,6 +60,25 @@ export async function openSqlStore(runtime: Pick<HostRuntime, "ensureDir" | "res
 }
 
 const LOCK_WAIT_MS = 5000;
+
+/**
+ * `PRAGMA journal_mode = WAL`, tried again while another process holds the file: SQLite does not
+ * call its busy handler for that lock (waiting could deadlock), so two instances opening one new
+ * file at the same moment got "database is locked" at once (seen in the suite).
+ */
+async function switchToWal(writer: { exec(sql: string): Promise<unknown> }): Promise<void> {
+  for (let attempt = 1, waited = 0;; attempt++) {
+    try {
+      await writer.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (err) {
+      if (!/database is locked|SQLITE_BUSY/i.test(String((err as Error).message)) || waited >= LOCK_WAIT_MS) throw err;
+      const pause = Math.min(50, attempt * 5);
+      await new Promise((r) => setTimeout(r, pause));
+      waited += pause;
+    }
+  }
+}
 
 /**
  * Between two tries at another process's write lock: the next turn of the event loop for the
