@@ -18,7 +18,7 @@ import type { HostRuntime } from "#lib/runtime";
 import { groupCommit } from "./group-commit.ts";
 import { isLibsqlUrl, isRemoteLibsqlUrl, libsqlStore } from "./libsql.ts";
 import { type SqliteConnection, sqliteStore } from "./sqlite.ts";
-import type { SqlStore } from "./store.ts";
+import { isBusyError, type SqlStore } from "./store.ts";
 
 /** After the I/O callbacks of this loop iteration: the writes they made go in one group. */
 export const afterThisTurn = (flush: () => void) => void setImmediate(flush);
@@ -67,15 +67,14 @@ const LOCK_WAIT_MS = 5000;
  * file at the same moment got "database is locked" at once (seen in the suite).
  */
 async function switchToWal(writer: { exec(sql: string): Promise<unknown> }): Promise<void> {
-  for (let attempt = 1, waited = 0;; attempt++) {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let attempt = 1;; attempt++) {
     try {
       await writer.exec("PRAGMA journal_mode = WAL");
       return;
     } catch (err) {
-      if (!/database is locked|SQLITE_BUSY/i.test(String((err as Error).message)) || waited >= LOCK_WAIT_MS) throw err;
-      const pause = Math.min(50, attempt * 5);
-      await new Promise((r) => setTimeout(r, pause));
-      waited += pause;
+      if (!isBusyError(err) || Date.now() >= deadline) throw err;
+      await pauseForLock(attempt);
     }
   }
 }
