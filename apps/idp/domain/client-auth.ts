@@ -6,7 +6,7 @@
  * `client_secret_jwt` (HMAC with its secret). Every failure is `invalid_client` (401).
  */
 import { CLIENT_ASYMMETRIC_ALGS, CLIENT_SECRET_ALGS, isSecretAlg } from "./algorithms.ts";
-import { ForeignJwtError, isUsableJti, MAX_JTI_LENGTH, verifyForeignJwt } from "./client-keys.ts";
+import { ForeignJwtError, isUsableJti, MAX_JTI_LENGTH, typMediaType, verifyForeignJwt } from "./client-keys.ts";
 import { authenticateClient, authMethodsOf, type Client, type ClientCredentials, invalidClient, readClientCredentials } from "./clients.ts";
 import { OAuthError } from "./errors.ts";
 import type { Provider } from "./provider.ts";
@@ -21,7 +21,7 @@ export const MAX_ASSERTION_LIFETIME_S = 600;
  * (RFC 8725 §3.11) is refused even when its claims fit: a request object (`oauth-authz-req+jwt`),
  * which passes through the browser, would otherwise sign its client in at /token.
  */
-const ASSERTION_TYPES = [undefined, "jwt", "client-authentication+jwt"];
+const ASSERTION_TYPES = ["jwt", "client-authentication+jwt"];
 
 interface ClientAuthRequest {
   /** The request's Authorization header. */
@@ -53,8 +53,7 @@ async function authenticateAssertion(p: Provider, credentials: ClientCredentials
   } catch {
     throw invalidClient("client_assertion is not a JWT");
   }
-  const mediaType = typeof typ === "string" ? typ.toLowerCase().replace(/^application\//, "") : typ;
-  if (!ASSERTION_TYPES.includes(mediaType as string | undefined)) {
+  if (typ !== undefined && !ASSERTION_TYPES.includes(typMediaType(typ) ?? "")) {
     throw invalidClient(`client_assertion: a JWT of typ "${String(typ).slice(0, 40)}" is not a client assertion`);
   }
   if (typeof claimedId !== "string" || claimedId === "") throw invalidClient("client_assertion has no sub");

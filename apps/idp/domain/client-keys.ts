@@ -27,6 +27,10 @@ export const MAX_JTI_LENGTH = 256;
  */
 export const isUsableJti = (jti: unknown): jti is string => typeof jti === "string" && jti !== "" && jti.length <= MAX_JTI_LENGTH;
 
+/** A JWT header's `typ` as a media type to compare (RFC 8725 §3.11): lower-cased, without an
+ * `application/` prefix; undefined when it is not a string. */
+export const typMediaType = (typ: unknown): string | undefined => typeof typ === "string" ? typ.toLowerCase().replace(/^application\//, "") : undefined;
+
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
 /** Is this a URL the provider may fetch keys from (http(s) on a loopback host)? */

@@ -7,7 +7,7 @@
  */
 import type { JWTPayload } from "jose";
 import { CLIENT_ASYMMETRIC_ALGS } from "./algorithms.ts";
-import { ForeignJwtError, isUsableJti, MAX_JTI_LENGTH, verifyForeignJwt } from "./client-keys.ts";
+import { ForeignJwtError, isUsableJti, MAX_JTI_LENGTH, typMediaType, verifyForeignJwt } from "./client-keys.ts";
 import { OAuthError } from "./errors.ts";
 import type { Provider } from "./provider.ts";
 import { loadJose } from "#lib/oauth";
@@ -38,8 +38,8 @@ export async function verifyGrantAssertion(p: Provider, assertion: string, defau
   // Tokens typed for another purpose (RFC 8725 §3.11) are never assertions, even from a trusted
   // issuer: an access token or a logout token of a provider that trusts itself would otherwise
   // become a token for any client.
-  if (typeof typ === "string" && EXPLICIT_OTHER_TYPES.has(typ.toLowerCase().replace(/^application\//, ""))) {
-    throw invalidGrant(`assertion: a JWT of typ "${typ.slice(0, 40)}" is not an authorization grant`);
+  if (EXPLICIT_OTHER_TYPES.has(typMediaType(typ) ?? "")) {
+    throw invalidGrant(`assertion: a JWT of typ "${String(typ).slice(0, 40)}" is not an authorization grant`);
   }
   const trusted = (p.options.jwtBearerIssuers ?? []).find((i) => i.issuer === iss);
   if (!trusted) throw invalidGrant(`assertion issuer ${typeof iss === "string" ? `"${iss.slice(0, 200)}" ` : ""}is not trusted`);
