@@ -11,7 +11,7 @@ import type { Hono } from "hono";
 import { ConfigError, formatFieldTable, formatJson, formatYaml, sectionHelp } from "#lib/config";
 import { parseCommandLine, type ParsedArgs } from "#lib/config/flags";
 import { configSourcesLine, listenFailure, printBanner, serviceLogger } from "#lib/cli-output";
-import { allowlistWarning, describeAllowlist, hostAllowlist, listensBeyondLoopback, listenUrl, withAllowedHosts } from "#lib/http";
+import { describeAllowlist, hostAllowlist, listensBeyondLoopback, listenUrl, warnIfHostCheckOff, withAllowedHosts } from "#lib/http";
 import { type HostRuntime, parseListenAddress, type RunningServer, type ServeEnv } from "#lib/runtime";
 import { afterThisTurn, openSqlStore } from "#lib/db/open";
 import { createApp, type IdpStateStore } from "./app.ts";
@@ -170,8 +170,7 @@ async function serveDev(runtime: HostRuntime, args: ParsedArgs): Promise<Running
     printFields();
   }
   logger.info("idp listening", { issuer: options.issuer, addr: `${server.hostname}:${server.port}`, allowed_hosts: describeAllowlist(hosts) });
-  const hostsWarning = allowlistWarning(hosts);
-  if (hostsWarning) logger.warn(hostsWarning);
+  warnIfHostCheckOff(logger, hosts);
   const issuer = options.issuer.replace("{origin}", `http://localhost:${server.port}`).replace(/\/+$/, "");
   const clientId = config.values["client-id"];
   printBanner(runtime, `identity provider  http://${server.hostname}:${server.port}`, [

@@ -16,13 +16,13 @@
 import { ConfigError } from "#lib/config";
 import { lastFlag, parseCommandLine, type ParsedArgs } from "#lib/config/flags";
 import {
-  allowlistWarning,
   describeAllowlist,
   envelopeMisdirected,
   hostAllowlist,
   listenUrl,
   parseAllowedHosts,
   throughProxy,
+  warnIfHostCheckOff,
   withAllowedHosts,
   withRequestId,
 } from "#lib/http";
@@ -235,8 +235,7 @@ export async function runRoutesCli(runtime: HostRuntime, platform: RoutesPlatfor
     threads,
     issuer: issuer || null,
   });
-  const hostsWarning = allowlistWarning(hosts);
-  if (hostsWarning) logger.warn(hostsWarning);
+  warnIfHostCheckOff(logger, hosts);
   // The script's routes: the host's own (/auth/login, /auth/callback, ...) are not the user's.
   const rows = host.routes().filter((r) => r.source !== "host");
   const count = (access: string) => rows.filter((r) => r.access === access).length;

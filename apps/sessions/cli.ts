@@ -15,13 +15,13 @@ import { openSqlStore } from "#lib/db/open";
 import { refuseTooBroad, RootsError } from "#lib/files";
 import {
   accessTokenProblem,
-  allowlistWarning,
   describeAllowlist,
   envelopeMisdirected,
   hostAllowlist,
   listensBeyondLoopback,
   listenUrl,
   parseAllowedHosts,
+  warnIfHostCheckOff,
   withAllowedHosts,
 } from "#lib/http";
 import { configSourcesLine, listenFailure, printBanner, serviceLogger } from "#lib/cli-output";
@@ -138,8 +138,7 @@ export async function runSessionsCli(runtime: HostRuntime, host: SessionsHost, a
     threads,
     allowed_hosts: describeAllowlist(hosts),
   });
-  const hostsWarning = allowlistWarning(hosts);
-  if (hostsWarning) logger.warn(hostsWarning);
+  warnIfHostCheckOff(logger, hosts);
   const base = `http://${server.hostname}:${server.port}/api/v1`;
   // With a token, the link signs a browser in (a cookie) and drops the token from the address.
   const signIn = token ? `?token=${encodeURIComponent(token)}` : "";

@@ -119,8 +119,10 @@ export const parseAllowedHosts = (value: string | undefined): string[] => (value
 
 const OFF_WARNING = "a web page can reach this service by DNS rebinding";
 
-/** The log's warning when the check is off (a banner is not printed under JSON logs), else undefined. */
-export const allowlistWarning = (list: HostAllowlist): string | undefined => list.any ? `the Host check is off (--allowed-hosts *): ${OFF_WARNING}` : undefined;
+/** Logs a warning when the check is off: under JSON logs no banner is printed to say so. */
+export function warnIfHostCheckOff(logger: { warn(message: string): void }, list: HostAllowlist): void {
+  if (list.any) logger.warn(`the Host check is off (--allowed-hosts *): ${OFF_WARNING}`);
+}
 
 /** The banner's words for the list (and a warning when it is off). */
 export function describeAllowlist(list: HostAllowlist): string {
